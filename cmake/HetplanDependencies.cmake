@@ -1,0 +1,9 @@
+# hetplan_require(<package> <min version> <debian package> [extra find_package args...])
+# Finds a dependency and, when it is missing, stops at configure time naming the Debian package.
+macro(hetplan_require pkg version debian)
+  find_package(${pkg} ${version} QUIET ${ARGN})
+  if(NOT ${pkg}_FOUND)
+    message(FATAL_ERROR "hetplan needs ${pkg} >= ${version}. On Debian 12: apt-get install ${debian} "
+                        "(or run scripts/install-deps.sh).")
+  endif()
+endmacro()

@@ -1,0 +1,71 @@
+#pragma once
+// What the cost models return: totals with their breakdowns (per worker for memory, per stage
+// for time), so that a user sees why a plan is slow or does not fit.
+#include <vector>
+
+#include "hetplan/core/units.hpp"
+
+namespace hetplan {
+
+struct worker_memory {
+    std::size_t pipeline = 0, stage = 0, worker = 0;
+    bytes weights{}, gradients{}, optimizer{}, buffers{};  ///< training state on one GPU
+    bytes activations{};
+    bytes overhead{};     ///< framework and kernels
+    bytes total{};        ///< peak on one GPU of the worker group
+    bytes capacity{};     ///< usable memory of that GPU
+    bytes host{};         ///< host memory needed for offloaded state, per GPU
+    [[nodiscard]] bool fits() const { return total <= capacity; }
+    [[nodiscard]] bytes headroom() const { return capacity - total; }
+};
+
+struct memory_report {
+    std::vector<worker_memory> workers;  ///< one per worker group, plan order
+    [[nodiscard]] bool fits() const {
+        for (const auto& w : workers)
+            if (!w.fits()) return false;
+        return true;
+    }
+    [[nodiscard]] bytes worst_headroom() const {
+        bytes worst = bytes::infinity();
+        for (const auto& w : workers) worst = min(worst, w.headroom());
+        return worst;
+    }
+};
+
+struct stage_time {
+    std::size_t pipeline = 0, stage = 0;
+    seconds compute{};   ///< forward+backward of one microbatch on the stage's slowest worker
+    seconds p2p{};       ///< sending activations forward and gradients backward, per microbatch
+    seconds sync{};      ///< gradient synchronisation of the stage's layers
+    seconds update{};    ///< optimizer step
+    seconds busy{};      ///< compute + p2p over all microbatches
+    seconds bubble{};    ///< idle time inside the pipeline phase
+};
+
+struct pipeline_time {
+    int microbatches = 0;
+    seconds straggler{};    ///< slowest stage per microbatch (compute + p2p)
+    seconds ramp{};         ///< warm-up plus cool-down: one pass through every stage
+    seconds steady{};       ///< (microbatches - 1) x straggler
+    seconds total{};
+};
+
+struct time_report {
+    std::vector<stage_time> stages;
+    std::vector<pipeline_time> pipelines;
+    seconds pipeline{};   ///< max over pipelines
+    seconds sync{};
+    seconds update{};
+    seconds iteration{};
+    [[nodiscard]] double throughput() const { return iteration.value > 0 ? 1.0 / iteration.value : 0.0; }
+};
+
+struct money_report {
+    usd compute{};
+    usd communication{};
+    usd total{};
+    bytes cross_zone{};   ///< bytes that leave their zone per iteration
+};
+
+}  // namespace hetplan

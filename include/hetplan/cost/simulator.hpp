@@ -1,0 +1,39 @@
+#pragma once
+// The simulator: one call prices a plan with a memory, a time and a money model, composed at
+// compile time. Defaults are Sailor's models (§4.3).
+#include "hetplan/concepts/cost_model.hpp"
+#include "hetplan/concepts/memory_model.hpp"
+#include "hetplan/concepts/time_model.hpp"
+#include "hetplan/cost/memory/sailor.hpp"
+#include "hetplan/cost/money/sailor.hpp"
+#include "hetplan/cost/time/sailor.hpp"
+
+namespace hetplan {
+
+struct estimate {
+    memory_report memory;
+    time_report time;
+    money_report money;
+};
+
+template <class MemoryModel = sailor_memory_model, class TimeModel = sailor_time_model,
+          class CostModel = sailor_money_model>
+struct simulator {
+    static_assert(concepts::check_memory_model<MemoryModel>());
+    static_assert(concepts::check_time_model<TimeModel>());
+    static_assert(concepts::check_cost_model<CostModel>());
+
+    MemoryModel memory{};
+    TimeModel time{};
+    CostModel money{};
+
+    [[nodiscard]] estimate run(const problem& pb, const plan& pl) const {
+        estimate e;
+        e.memory = memory.estimate(pb, pl);
+        e.time = time.estimate(pb, pl);
+        e.money = money.estimate(pb, pl, e.time);
+        return e;
+    }
+};
+
+}  // namespace hetplan

@@ -1,0 +1,119 @@
+#pragma once
+// Built-in link models.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <variant>
+
+#include <boost/container/static_vector.hpp>
+
+#include "hetplan/concepts/link.hpp"
+#include "hetplan/core/error.hpp"
+#include "hetplan/core/units.hpp"
+
+namespace hetplan {
+
+/// Latency-bandwidth (Hockney) model: t(n) = alpha + n / beta.
+struct alpha_beta_link {
+    seconds latency{};
+    bytes_per_second peak{};
+
+    alpha_beta_link() = default;
+    alpha_beta_link(seconds alpha, bytes_per_second beta) : latency(alpha), peak(beta) {
+        if (!(beta.value > 0) || !std::isfinite(beta.value))
+            throw input_error("alpha-beta link: bandwidth must be positive and finite, got " +
+                              std::to_string(beta.value) + " B/s");
+        if (!(alpha.value >= 0) || !std::isfinite(alpha.value))
+            throw input_error("alpha-beta link: latency must be >= 0 and finite");
+    }
+
+    [[nodiscard]] seconds transfer_time(bytes n) const {
+        return n.value <= 0 ? seconds{0} : latency + n / peak;
+    }
+    [[nodiscard]] bytes_per_second bandwidth(bytes n) const {
+        return n.value <= 0 ? peak : n / transfer_time(n);
+    }
+};
+
+/// Sailor's measured link (§4.1, data: network/*.json): bandwidth in GB/s is a polynomial in
+/// x = log2(n / 1 MB), capped by the measured maximum.
+///
+/// Departure from the public implementation, which evaluates the raw polynomial: x is clamped
+/// to [x_min, x_max] (default 1 MB .. 16 GB) and, for a concave quadratic, to its vertex, so
+/// bandwidth never decreases with message size and never turns negative for tiny or huge
+/// messages. Inside the range the two agree exactly (up to the ceiling).
+struct polynomial_link {
+    static constexpr std::size_t max_degree = 5;
+    boost::container::static_vector<double, max_degree + 1> coefficients;  ///< highest degree first, GB/s
+    bytes_per_second ceiling = bytes_per_second::infinity();
+    double x_min = 0.0;   ///< log2(MB): 1 MB
+    double x_max = 14.0;  ///< log2(MB): 16 GB
+
+    polynomial_link() = default;
+    template <class Range>
+    polynomial_link(const Range& coeffs, bytes_per_second cap, double lo = 0.0, double hi = 14.0)
+        : ceiling(cap), x_min(lo), x_max(hi) {
+        if (std::size(coeffs) == 0 || std::size(coeffs) > max_degree + 1)
+            throw input_error("polynomial link: needs 1 to " + std::to_string(max_degree + 1) +
+                              " coefficients, got " + std::to_string(std::size(coeffs)));
+        for (double c : coeffs) {
+            if (!std::isfinite(c)) throw input_error("polynomial link: coefficient is not finite");
+            coefficients.push_back(c);
+        }
+        if (!(cap.value > 0)) throw input_error("polynomial link: maximum bandwidth must be positive");
+        if (!(x_min <= x_max)) throw input_error("polynomial link: empty message-size range");
+        if (coefficients.size() == 3 && coefficients[0] < 0) {
+            const double vertex = -coefficients[1] / (2.0 * coefficients[0]);
+            if (vertex < x_max) x_max = std::max(vertex, x_min);
+        }
+        // Reject fits that give no positive bandwidth somewhere in their range.
+        for (int i = 0; i <= 64; ++i) {
+            const double x = x_min + (x_max - x_min) * i / 64.0;
+            if (!(raw_gbps(x) > 0))
+                throw input_error("polynomial link: bandwidth is not positive for a " +
+                                  std::to_string(std::exp2(x)) + " MB message (fit gives " +
+                                  std::to_string(raw_gbps(x)) + " GB/s)");
+        }
+    }
+
+    [[nodiscard]] double raw_gbps(double x) const {
+        double v = 0.0;
+        for (double c : coefficients) v = v * x + c;
+        return v;
+    }
+
+    [[nodiscard]] bytes_per_second bandwidth(bytes n) const {
+        const double x = n.value > 0 ? std::log2(n.value / 1e6) : x_min;
+        const double gbps = raw_gbps(std::clamp(x, x_min, x_max));
+        return min(bytes_per_second{gbps * 1e9}, ceiling);
+    }
+    [[nodiscard]] seconds transfer_time(bytes n) const {
+        return n.value <= 0 ? seconds{0} : n / bandwidth(n);
+    }
+};
+
+/// Either built-in model, for containers that hold links of both kinds.
+class builtin_link {
+public:
+    builtin_link() = default;
+    builtin_link(alpha_beta_link l) : impl_(l) {}    // NOLINT: implicit by design
+    builtin_link(polynomial_link l) : impl_(std::move(l)) {}  // NOLINT
+
+    [[nodiscard]] seconds transfer_time(bytes n) const {
+        return std::visit([n](const auto& l) { return l.transfer_time(n); }, impl_);
+    }
+    [[nodiscard]] bytes_per_second bandwidth(bytes n) const {
+        return std::visit([n](const auto& l) { return l.bandwidth(n); }, impl_);
+    }
+    template <class L>
+    [[nodiscard]] const L* get_if() const { return std::get_if<L>(&impl_); }
+
+private:
+    std::variant<alpha_beta_link, polynomial_link> impl_;
+};
+
+static_assert(concepts::check_link<alpha_beta_link>());
+static_assert(concepts::check_link<polynomial_link>());
+static_assert(concepts::check_link<builtin_link>());
+
+}  // namespace hetplan

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs hetplan's build and test dependencies from Debian 12 packages.
+# Idempotent and non-interactive: packages already present are left alone.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build
+  libboost-dev            # Hana, Container, Graph (headers)
+  librange-v3-dev
+  doctest-dev
+  catch2                  # v2, for benchmarks
+  nlohmann-json3-dev
+)
+# Optional extras, asked for by name: chromium for the SVG screenshot test.
+if [[ "${HETPLAN_WITH_BROWSER:-0}" == 1 ]]; then
+  packages+=(chromium)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
