@@ -1,0 +1,93 @@
+#pragma once
+// Cluster files (docs/formats.md):
+// {
+//   "gpus":  [{"name": "A100-40", "memory_gib": 40, "gpus_per_node": 4, "price_per_hour": 3.74,
+//              "vendor": "NVIDIA", "peak_tflops": {"fp32": 19.5, "fp16": 312}}],
+//   "zones": [{"name": "us-central1-a", "region": "us-central1"}],
+//   "available": [{"gpu": "A100-40", "zone": "us-central1-a", "count": 32}],
+//   "network": {"default": LINK, "zone_pairs": [{"from": Z, "to": Z, "link": LINK}],
+//               "links": [{"from": {"zone": Z, "gpu": G, "gpus": 4}, "to": {...}, "link": LINK}],
+//               "egress_usd_per_gb": [{"from": Z, "to": Z, "price": 0.01}]}
+// }
+#include <filesystem>
+#include <string>
+
+#include "hetplan/hardware/cluster.hpp"
+#include "hetplan/io/link_json.hpp"
+
+namespace hetplan::io {
+
+inline gpu_type_id gpu_ref(const cluster& hw, const cursor& c) {
+    const std::string name = c.string();
+    if (auto id = hw.find_gpu(name)) return *id;
+    c.fail("unknown GPU type '" + name + "'");
+}
+inline zone_id zone_ref(const cluster& hw, const cursor& c) {
+    const std::string name = c.string();
+    if (auto id = hw.find_zone(name)) return *id;
+    c.fail("unknown zone '" + name + "'");
+}
+
+inline gpu_spec read_gpu(const cursor& c) {
+    gpu_spec g;
+    g.type_name = c["name"].string();
+    if (g.type_name.empty()) c["name"].fail("GPU name is empty");
+    if (auto b = c.find("memory_bytes")) g.memory_capacity = bytes{b->positive()};
+    else g.memory_capacity = gibibytes(c["memory_gib"].positive());
+    g.price = usd_per_hour{number_or(c, "price_per_hour", 0.0)};
+    if (g.price.value < 0) c["price_per_hour"].fail("must be >= 0");
+    if (auto v = c.find("vendor")) g.vendor = v->string();
+    if (auto peaks = c.find("peak_tflops"))
+        peaks->for_each_member([&](const std::string& key, const cursor& v) {
+            auto t = parse_dtype(key);
+            if (!t) v.fail("unknown dtype '" + key + "'");
+            g.with_peak(*t, teraflops(v.non_negative()));
+        });
+    return g;
+}
+
+inline endpoint read_endpoint(const cluster& hw, const cursor& c) {
+    return {zone_ref(hw, c["zone"]), gpu_ref(hw, c["gpu"]), c["gpus"].integer(1, 255)};
+}
+
+inline cluster read_cluster(const cursor& root) {
+    cluster hw;
+    root["gpus"].for_each_item([&](const cursor& c) {
+        gpu_spec g = read_gpu(c);
+        if (hw.find_gpu(g.type_name)) c["name"].fail("duplicate GPU type '" + g.type_name + "'");
+        hw.add_gpu(std::move(g), c["gpus_per_node"].integer(1, 255));
+    });
+    root["zones"].for_each_item([&](const cursor& c) {
+        const std::string name = c["name"].string();
+        if (hw.find_zone(name)) c["name"].fail("duplicate zone '" + name + "'");
+        auto r = c.find("region");
+        hw.add_zone(name, r ? r->string() : std::string{});
+    });
+    if (auto avail = root.find("available"))
+        avail->for_each_item([&](const cursor& c) {
+            hw.pool.add(gpu_ref(hw, c["gpu"]), zone_ref(hw, c["zone"]), c["count"].integer(0));
+        });
+    if (auto net = root.find("network")) {
+        if (auto d = net->find("default")) hw.network.set_default(read_link(*d));
+        if (auto zp = net->find("zone_pairs"))
+            zp->for_each_item([&](const cursor& c) {
+                hw.network.set_zone_default(zone_ref(hw, c["from"]), zone_ref(hw, c["to"]), read_link(c["link"]));
+            });
+        if (auto links = net->find("links"))
+            links->for_each_item([&](const cursor& c) {
+                hw.network.set_link(read_endpoint(hw, c["from"]), read_endpoint(hw, c["to"]), read_link(c["link"]));
+            });
+        if (auto eg = net->find("egress_usd_per_gb"))
+            eg->for_each_item([&](const cursor& c) {
+                hw.network.set_egress_price(zone_ref(hw, c["from"]), zone_ref(hw, c["to"]), usd_per_gigabyte(c["price"].non_negative()));
+            });
+    }
+    return hw;
+}
+
+inline cluster read_cluster_file(const std::filesystem::path& file) {
+    const json j = parse_file(file);
+    return read_cluster(cursor(j, file.string()));
+}
+
+}  // namespace hetplan::io

@@ -1,0 +1,43 @@
+#pragma once
+// Links in JSON:
+//   {"latency_s": 1e-5, "bandwidth_gbit_s": 100}                         alpha-beta
+//   {"latency_s": 0, "bandwidth_bytes_per_s": 1.25e10}                   alpha-beta
+//   {"polynomial_gb_s": [c2, c1, c0], "max_bytes_per_s": 6.0e9,          Sailor's fit: GB/s as a
+//    "min_mb": 1, "max_mb": 16384}                                       polynomial in log2(MB)
+#include <vector>
+
+#include "hetplan/hardware/links.hpp"
+#include "hetplan/io/json_reader.hpp"
+
+namespace hetplan::io {
+
+inline builtin_link read_link(const cursor& c) {
+    c.expect_object();
+    try {
+        if (auto poly = c.find("polynomial_gb_s")) {
+            std::vector<double> coeffs;
+            poly->for_each_item([&](const cursor& x) { coeffs.push_back(x.number()); });
+            const double lo = std::log2(number_or(c, "min_mb", 1.0));
+            const double hi = std::log2(number_or(c, "max_mb", 16384.0));
+            return polynomial_link(coeffs, bytes_per_second{c["max_bytes_per_s"].positive()}, lo, hi);
+        }
+        const seconds latency{number_or(c, "latency_s", 0.0)};
+        if (auto g = c.find("bandwidth_gbit_s")) return alpha_beta_link(latency, gigabits_per_second(g->positive()));
+        return alpha_beta_link(latency, bytes_per_second{c["bandwidth_bytes_per_s"].positive()});
+    } catch (const input_error& e) {
+        if (!e.source().empty()) throw;
+        c.fail(e.problem());
+    }
+}
+
+inline json write_link(const builtin_link& l) {
+    if (const auto* ab = l.get_if<alpha_beta_link>())
+        return {{"latency_s", ab->latency.value}, {"bandwidth_bytes_per_s", ab->peak.value}};
+    const auto* p = l.get_if<polynomial_link>();
+    json coeffs = json::array();
+    for (double c : p->coefficients) coeffs.push_back(c);
+    return {{"polynomial_gb_s", coeffs}, {"max_bytes_per_s", p->ceiling.value},
+            {"min_mb", std::exp2(p->x_min)}, {"max_mb", std::exp2(p->x_max)}};
+}
+
+}  // namespace hetplan::io

@@ -1,0 +1,64 @@
+#pragma once
+// Profile files in hetplan's own format (docs/formats.md):
+// {"profiles": [{"gpu": "A100-40", "tp": 1,
+//                "points": [{"microbatch_size": 1, "layers": [[fwd_s, bwd_s, update_s], ...]}],
+//                "tail": {"fwd": [[slope_s, intercept_s], ...], "bwd": [[...], ...]}}],
+//  "analytical_fallback": {"efficiency": 0.4}}
+#include <filesystem>
+#include <vector>
+
+#include "hetplan/io/json_reader.hpp"
+#include "hetplan/workload/profile.hpp"
+
+namespace hetplan::io {
+
+inline layer_timing read_layer_timing(const cursor& c) {
+    if (c.size() != 3) c.fail("a layer timing is [forward_s, backward_s, update_s]");
+    return {seconds{c.at(0).non_negative()}, seconds{c.at(1).non_negative()}, seconds{c.at(2).non_negative()}};
+}
+
+inline void read_profiles(const cursor& root, profile_table& out) {
+    root["profiles"].for_each_item([&](const cursor& pc) {
+        const std::string gpu = pc["gpu"].string();
+        const int tp = pc["tp"].integer(1, 255);
+        profile_curve curve;
+        pc["points"].for_each_item([&](const cursor& pt) {
+            std::vector<layer_timing> layers;
+            pt["layers"].for_each_item([&](const cursor& l) { layers.push_back(read_layer_timing(l)); });
+            if (!curve.points.empty() && layers.size() != curve.points.front().size())
+                pt["layers"].fail("layer count differs from the first point's");
+            curve.add_point(pt["microbatch_size"].integer(1), std::move(layers));
+        });
+        if (curve.points.empty()) pc["points"].fail("no measured point");
+        if (auto t = pc.find("tail")) {
+            linear_tail tail;
+            auto line = [&](const cursor& arr, std::vector<double>& slope, std::vector<double>& icpt) {
+                arr.for_each_item([&](const cursor& p) {
+                    if (p.size() != 2) p.fail("a tail is [slope_s_per_sample, intercept_s]");
+                    slope.push_back(p.at(0).number());
+                    icpt.push_back(p.at(1).number());
+                });
+                if (slope.size() != curve.points.front().size()) arr.fail("tail needs one line per layer");
+            };
+            line((*t)["fwd"], tail.fwd_slope, tail.fwd_intercept);
+            line((*t)["bwd"], tail.bwd_slope, tail.bwd_intercept);
+            curve.tail = std::move(tail);
+        }
+        out.set_curve(gpu, tp, std::move(curve));
+    });
+    if (auto fb = root.find("analytical_fallback")) {
+        analytical_fallback f;
+        f.efficiency = number_or(*fb, "efficiency", f.efficiency);
+        if (!(f.efficiency > 0 && f.efficiency <= 1)) (*fb)["efficiency"].fail("must be in (0, 1]");
+        out.enable_analytical(f);
+    }
+}
+
+inline profile_table read_profiles_file(const std::filesystem::path& file) {
+    const json j = parse_file(file);
+    profile_table t;
+    read_profiles(cursor(j, file.string()), t);
+    return t;
+}
+
+}  // namespace hetplan::io
