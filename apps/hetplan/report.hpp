@@ -1,0 +1,41 @@
+#pragma once
+// Text rendering of a simulated plan, shared by the command's subcommands.
+#include <cstdio>
+#include <string>
+
+#include "hetplan/hetplan.hpp"
+
+namespace hetplan::app {
+
+inline void print_estimate(std::FILE* out, const problem& pb, const plan& pl, const estimate& e) {
+    std::fprintf(out, "model %s, global batch %d, sequence %d, %s\n", pb.model.name.c_str(), pb.job.global_batch,
+                 pb.job.sequence_length, std::string(to_string(pb.job.prec)).c_str());
+    std::fprintf(out, "plan: %zu pipeline(s), %d GPUs, schedule %s\n\n", pl.pipelines.size(), pl.total_gpus(),
+                 std::string(to_string(pl.schedule)).c_str());
+    std::fprintf(out, "memory per GPU (GB)\n");
+    std::fprintf(out, "  %-4s %-5s %-6s %-9s %-3s %8s %8s %8s %8s %8s %8s %8s  %s\n", "pipe", "stage", "worker", "gpu", "tp",
+                 "weights", "grads", "optim", "buffers", "activ", "other", "total", "capacity");
+    for (const auto& w : e.memory.workers) {
+        const auto& wg = pl.pipelines[w.pipeline].stages[w.stage].workers[w.worker];
+        std::fprintf(out, "  %-4zu %-5zu %-6zu %-9s %-3d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f  %.2f%s\n", w.pipeline, w.stage,
+                     w.worker, pb.hw.gpu(wg.gpu).type_name.c_str(), wg.tp, w.weights.value / 1e9, w.gradients.value / 1e9,
+                     w.optimizer.value / 1e9, w.buffers.value / 1e9, w.activations.value / 1e9, w.overhead.value / 1e9,
+                     w.total.value / 1e9, w.capacity.value / 1e9, w.fits() ? "" : "  OUT OF MEMORY");
+    }
+    std::fprintf(out, "\ntime per stage (s)\n  %-4s %-5s %10s %10s %10s %10s %10s\n", "pipe", "stage", "compute/mb", "p2p/mb",
+                 "bubble", "sync", "update");
+    for (const auto& s : e.time.stages)
+        std::fprintf(out, "  %-4zu %-5zu %10.4f %10.4f %10.3f %10.4f %10.4f\n", s.pipeline, s.stage, s.compute.value, s.p2p.value,
+                     s.bubble.value, s.sync.value, s.update.value);
+    for (std::size_t p = 0; p < e.time.pipelines.size(); ++p) {
+        const auto& pt = e.time.pipelines[p];
+        std::fprintf(out, "  pipeline %zu: %d microbatches, straggler %.4f s, warm-up+cool-down %.3f s, steady %.3f s\n", p,
+                     pt.microbatches, pt.straggler.value, pt.ramp.value, pt.steady.value);
+    }
+    std::fprintf(out, "\niteration: %.3f s = pipeline %.3f + sync %.3f + update %.3f  (%.4f iterations/s)\n",
+                 e.time.iteration.value, e.time.pipeline.value, e.time.sync.value, e.time.update.value, e.time.throughput());
+    std::fprintf(out, "cost per iteration: %.4f USD = compute %.4f + communication %.4f (%.2f GB across zones)\n",
+                 e.money.total.value, e.money.compute.value, e.money.communication.value, e.money.cross_zone.value / 1e9);
+}
+
+}  // namespace hetplan::app
