@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <type_traits>
 
 #include "hetplan/core/units.hpp"

@@ -15,7 +15,7 @@ TEST_CASE("cluster: ids, regions from zone names, pool, network fallbacks") {
     CHECK(hw.region_of(z1) == hw.region_of(z3));
     CHECK(hw.region_of(z1) != hw.region_of(z2));
     CHECK(hw.gpu_id("A100-40") == a);
-    CHECK_THROWS_WITH_AS(hw.gpu_id("H200"), doctest::Contains("unknown GPU type 'H200'"), input_error);
+    CHECK_THROWS_WITH_AS((void)hw.gpu_id("H200"), doctest::Contains("unknown GPU type 'H200'"), input_error);
     CHECK_THROWS_AS(hw.add_gpu(fixtures::a100_40(), 4), input_error);  // duplicate
     auto zero = fixtures::t4();
     zero.memory_capacity = bytes{0};

@@ -66,7 +66,9 @@ TEST_CASE("NaN or infinity in profiles") {
         const auto j = io::parse_text(R"({"1": {"1": {"0": [1e999, 0.1, 0.1]}}})", "profile.json");
         io::sailor::import_profile(io::cursor(j, "profile.json"), "A", t);
     });
-    CHECK(inf.find("profile.json: $.1.1.0[0]: number is not finite") != std::string::npos);
+    // nlohmann-json rejects numbers beyond double range while parsing.
+    CHECK(inf.find("profile.json: malformed JSON") != std::string::npos);
+    CHECK(inf.find("1e999") != std::string::npos);
     const auto nan = error_of([&] {  // JSON has no NaN: producers write null or a string
         const auto j = io::parse_text(R"({"1": {"1": {"0": [null, 0.1, 0.1]}}})", "profile.json");
         io::sailor::import_profile(io::cursor(j, "profile.json"), "A", t);

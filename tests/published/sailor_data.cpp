@@ -74,8 +74,10 @@ plan uniform(const world& w, const std::vector<std::pair<int, int>>& ranges, con
 
 // ---- The independent calculation: raw JSON, Sailor §4.3 formulas, one zone, uniform stages. ----
 double raw_bw(const io::json& fit, double bytes_) {  // GB/s polynomial in log2(MB), capped
-    const double x = std::clamp(std::log2(bytes_ / 1e6), 0.0, 14.0);
     const auto& c = fit[0];
+    double hi = 14.0;  // a concave quadratic is held at its vertex (docs: bandwidth never decreases)
+    if (c.size() == 3 && c[0].get<double>() < 0) hi = std::min(hi, -c[1].get<double>() / (2 * c[0].get<double>()));
+    const double x = std::clamp(std::log2(bytes_ / 1e6), 0.0, std::max(hi, 0.0));
     double v = 0;
     for (const auto& k : c) v = v * x + k.get<double>();
     return std::min(v * 1e9, fit[1].get<double>());
@@ -158,8 +160,14 @@ TEST_CASE("every Sailor profile and network file loads") {
             profile_table t;
             io::sailor::import_profile_file(gpu_dir.path() / "profile.json", gpu_dir.path().filename().string(), t);
             CHECK_NOTHROW(t.check());
-            for (int tp : t.tp_degrees(gpu_dir.path().filename().string()))
-                CHECK(t.find(gpu_dir.path().filename().string(), tp)->points.front().size() == m.layers.size());
+            // The published GH-96 profile of GPT-Neo-2.7 covers 26 layers while llm_info.json
+            // lists 34: reported, not fatal; the profiles used below must match.
+            const std::string gpu = gpu_dir.path().filename().string();
+            for (int tp : t.tp_degrees(gpu)) {
+                const std::size_t n = t.find(gpu, tp)->points.front().size();
+                if (n != m.layers.size()) MESSAGE(model << "/" << gpu << " TP" << tp << ": " << n << " layers, llm_info.json has " << m.layers.size());
+                if (gpu == "A100-40" || gpu == "V100-16") CHECK(n == m.layers.size());
+            }
             ++profiles;
         }
     }
@@ -197,7 +205,7 @@ TEST_CASE("simulated plans match the independent calculation (global batch 2048,
     SUBCASE("OPT-350") {
         const world w("OPT-350", 2048);
         check_against_reference(w, {{0, 26}}, {"A100-40"}, 4, 8, 8);
-        check_against_reference(w, {{0, 26}}, {"V100-16"}, 2, 16, 4);
+        check_against_reference(w, {{0, 26}}, {"V100-16"}, 4, 16, 1);
         check_against_reference(w, {{0, 13}, {13, 26}}, {"V100-16", "A100-40"}, 4, 4, 4);
     }
     SUBCASE("GPT-Neo-2.7") {
@@ -243,10 +251,16 @@ TEST_CASE("monotonicity on published data") {
     const double t8 = sim.run(w.pb(), uniform(w, {{0, 26}}, {"A100-40"}, 4, 8, 4)).time.iteration.value;
     const double t4 = sim.run(w.pb(), uniform(w, {{0, 26}}, {"A100-40"}, 4, 4, 4)).time.iteration.value;
     CHECK(t4 > t8);
-    // Sync time grows with a slower link: us-west1-b's fitted bandwidth is lower.
-    const double fast = sim.run(w.pb(), uniform(w, {{0, 26}}, {"A100-40"}, 4, 8, 4, "us-central1-a")).time.sync.value;
-    const double slow = sim.run(w.pb(), uniform(w, {{0, 26}}, {"A100-40"}, 4, 8, 4, "us-west1-b")).time.sync.value;
-    CHECK(slow > fast);
+    // Sync time grows with a slower link: moving half of the replicas to the other region puts
+    // the much slower us-central1 <-> us-west1 link into the ring.
+    plan local = uniform(w, {{0, 26}}, {"A100-40"}, 4, 8, 4, "us-central1-a");
+    plan split = local;
+    for (std::size_t k = 4; k < 8; ++k) split.pipelines[0].stages[0].workers[k].zone = w.hw.zone_id_of("us-west1-b");
+    const auto fast = sim.run(w.pb(), local);
+    const auto slow = sim.run(w.pb(), split);
+    CHECK(slow.time.sync.value > 2 * fast.time.sync.value);
+    CHECK(slow.money.communication.value > 0);
+    CHECK(fast.money.communication.value == 0);
 }
 
 TEST_CASE("GPT-Neo-2.7 on one V100-16 runs out of memory; a split plan fits") {
@@ -267,10 +281,12 @@ TEST_CASE("Zorse/Cephalo latency and model files import") {
     io::cephalo::import_latencies(io::cursor(lat, "model_latencies.json"), {"deepspeedgpt_2.7b", "a6000", 512, "float32"}, "A6000", 32, t);
     const auto* c = t.find("A6000", 1);
     REQUIRE(c != nullptr);
-    // Measured at microbatch 1: 6.0345 ms forward; beyond the measurements the fit
-    // 6.0693 ms x m - 1.2964 ms: at m = 10, 59.40 ms.
+    // Measured at microbatch sizes 1..16 (6.0345 ms forward at 1, 58.531 ms at 10); beyond them
+    // the fit 6.0693 ms x m - 1.2964 ms: at m = 20, 120.09 ms.
+    CHECK(c->mbs.size() == 16);
     CHECK(c->at(1, 0).first.fwd.value == doctest::Approx(6.03454e-3).epsilon(1e-4));
-    CHECK(c->at(10, 31).first.fwd.value == doctest::Approx(6.069280323529418e-3 * 10 - 1.2964015000000995e-3).epsilon(1e-9));
+    CHECK(c->at(10, 31).first.fwd.value == doctest::Approx(58.53132e-3).epsilon(1e-6));
+    CHECK(c->at(20, 31).first.fwd.value == doctest::Approx(6.069280323529418e-3 * 20 - 1.2964015000000995e-3).epsilon(1e-9));
     const auto stats = io::parse_file(dir / "zorse/model_stats.json");
     const model_spec m = io::cephalo::import_model_stats(io::cursor(stats, "model_stats.json"), "deepspeedgpt_2.7b", 512);
     CHECK(m.num_layers() == 32);

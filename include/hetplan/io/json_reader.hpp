@@ -25,14 +25,14 @@ inline json parse_file(const std::filesystem::path& file) {
     buf << in.rdbuf();
     try {
         return json::parse(buf.str());
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // syntax errors and out-of-range numbers alike
         throw input_error(file.string(), {}, std::string("malformed JSON: ") + e.what());
     }
 }
 inline json parse_text(std::string_view text, const std::string& source) {
     try {
         return json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
         throw input_error(source, {}, std::string("malformed JSON: ") + e.what());
     }
 }

@@ -25,8 +25,8 @@ inline model_spec read_model(const cursor& root) {
     }
     model_spec m;
     m.name = root["name"].string();
-    m.sequence_length = root.find("sequence_length") ? root["sequence_length"].integer(1) : 0;
-    m.hidden_size = root.find("hidden_size") ? root["hidden_size"].integer(1) : 0;
+    m.sequence_length = root.find("sequence_length") ? root["sequence_length"].integer(0) : 0;
+    m.hidden_size = root.find("hidden_size") ? root["hidden_size"].integer(0) : 0;
     root["layers"].for_each_item([&](const cursor& c) {
         layer_spec l;
         l.name = c.find("name") ? c["name"].string() : "layer";
