@@ -67,6 +67,18 @@ struct pipeline {
     friend bool operator==(const pipeline&, const pipeline&) = default;
 };
 
+/// The worker pairs across the boundary between stages `a` and `b` of a pipeline: worker k of
+/// one stage pairs with worker k of the other, modulo the smaller count. Calls
+/// f(sender, receiver, pairs the sender takes part in).
+template <class F>
+void for_each_boundary_pair(const stage& a, const stage& b, F&& f) {
+    const std::size_t n = a.workers.size() > b.workers.size() ? a.workers.size() : b.workers.size();
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t j = k % a.workers.size();
+        f(a.workers[j], b.workers[k % b.workers.size()], (n - j + a.workers.size() - 1) / a.workers.size());
+    }
+}
+
 enum class schedule_kind { one_f_one_b, gpipe, interleaved_ministages, layered_gradient_accumulation };
 
 constexpr std::string_view to_string(schedule_kind s) {

@@ -27,19 +27,13 @@ struct sailor_money_model {
                 const stage& a = pipe.stages[s];
                 const stage& b = pipe.stages[s + 1];
                 const double elems = pb.model.layers.at(static_cast<std::size_t>(a.last_layer())).act_output_elems;
-                const std::size_t n = std::max(a.workers.size(), b.workers.size());
-                for (std::size_t k = 0; k < n; ++k) {
-                    const auto& wa = a.workers[k % a.workers.size()];
-                    const auto& wb = b.workers[k % b.workers.size()];
-                    // Sender j = k mod |a| takes part in ceil((n - j) / |a|) pairs and splits
-                    // its microbatches evenly among them.
-                    const std::size_t j = k % a.workers.size();
-                    const std::size_t pairs = (n - j + a.workers.size() - 1) / a.workers.size();
+                // A sender splits its microbatches evenly among the pairs it takes part in.
+                for_each_boundary_pair(a, b, [&](const worker_group& wa, const worker_group& wb, std::size_t pairs) {
                     const double microbatches = double(wa.num_microbatches) / double(pairs);
                     const bytes per_dir{elems * pb.job.activation_bytes() * wa.microbatch_size * microbatches};
                     traffic(wa.zone, wb.zone, per_dir);
                     traffic(wb.zone, wa.zone, per_dir);
-                }
+                });
             }
         // All-reduce traffic on cross-zone ring edges.
         for (const auto& seg : sailor_time_model::sync_segments(pb, pl)) {

@@ -53,15 +53,12 @@ struct sailor_time_model {
         const stage& a = pipe.stages[s];
         const stage& b = pipe.stages[s + 1];
         const auto& elems = pb.model.layers.at(static_cast<std::size_t>(a.last_layer())).act_output_elems;
-        const std::size_t n = std::max(a.workers.size(), b.workers.size());
         seconds fwd{0}, bwd{0};
-        for (std::size_t k = 0; k < n; ++k) {
-            const auto& wa = a.workers[k % a.workers.size()];
-            const auto& wb = b.workers[k % b.workers.size()];
+        for_each_boundary_pair(a, b, [&](const worker_group& wa, const worker_group& wb, std::size_t) {
             const bytes size{elems * pb.job.activation_bytes() * wa.microbatch_size};
             fwd = max(fwd, pb.hw.network.between(endpoint_of(wa), endpoint_of(wb)).transfer_time(size));
             bwd = max(bwd, pb.hw.network.between(endpoint_of(wb), endpoint_of(wa)).transfer_time(size));
-        }
+        });
         return {fwd, bwd};
     }
 

@@ -134,6 +134,17 @@ inline std::size_t import_network(const cursor& root, cluster& hw) {
     return n;
 }
 
+/// intra_node_bandwidths.json: links inside a node, per GPU type and GPU count.
+inline void import_intra_node(const cursor& root, cluster& hw) {
+    root.for_each_member([&](const std::string& g, const cursor& per_gpu) {
+        const auto gpu = hw.find_gpu(g);
+        if (!gpu) return;
+        per_gpu.for_each_member([&](const std::string& k, const cursor& fit) {
+            hw.network.set_intra_node(*gpu, cursor::integer_key(k, per_gpu), detail::read_fit(fit));
+        });
+    });
+}
+
 /// network_coeffs_all_homo.json: "inter" links between nodes of one GPU type, applied within
 /// every zone of the cluster; "intra" links inside a node.
 inline void import_homogeneous_network(const cursor& root, cluster& hw) {
@@ -148,25 +159,7 @@ inline void import_homogeneous_network(const cursor& root, cluster& hw) {
                     hw.network.set_link({zone_id{z}, *gpu, gpus}, {zone_id{z}, *gpu, gpus}, l);
             });
         });
-    if (auto intra = root.find("intra"))
-        intra->for_each_member([&](const std::string& g, const cursor& per_gpu) {
-            const auto gpu = hw.find_gpu(g);
-            if (!gpu) return;
-            per_gpu.for_each_member([&](const std::string& k, const cursor& fit) {
-                hw.network.set_intra_node(*gpu, cursor::integer_key(k, per_gpu), detail::read_fit(fit));
-            });
-        });
-}
-
-/// intra_node_bandwidths.json: links inside a node, per GPU type and GPU count.
-inline void import_intra_node(const cursor& root, cluster& hw) {
-    root.for_each_member([&](const std::string& g, const cursor& per_gpu) {
-        const auto gpu = hw.find_gpu(g);
-        if (!gpu) return;
-        per_gpu.for_each_member([&](const std::string& k, const cursor& fit) {
-            hw.network.set_intra_node(*gpu, cursor::integer_key(k, per_gpu), detail::read_fit(fit));
-        });
-    });
+    if (auto intra = root.find("intra")) import_intra_node(*intra, hw);
 }
 
 /// communication_cost.json: USD per GB between zones the cluster has.
