@@ -5,7 +5,7 @@
 #include <string>
 #include <variant>
 
-#include <boost/container/static_vector.hpp>
+#include <array>
 
 #include "hetplan/concepts/link.hpp"
 #include "hetplan/core/error.hpp"
@@ -44,7 +44,8 @@ struct alpha_beta_link {
 /// messages. Inside the range the two agree exactly (up to the ceiling).
 struct polynomial_link {
     static constexpr std::size_t max_degree = 5;
-    boost::container::static_vector<double, max_degree + 1> coefficients;  ///< highest degree first, GB/s
+    std::array<double, max_degree + 1> coeff{};  ///< highest degree first, GB/s
+    std::size_t degree_plus_one = 0;              ///< number of coefficients used
     bytes_per_second ceiling = bytes_per_second::infinity();
     double x_min = 0.0;   ///< log2(MB): 1 MB
     double x_max = 14.0;  ///< log2(MB): 16 GB
@@ -58,12 +59,12 @@ struct polynomial_link {
                               " coefficients, got " + std::to_string(std::size(coeffs)));
         for (double c : coeffs) {
             if (!std::isfinite(c)) throw input_error("polynomial link: coefficient is not finite");
-            coefficients.push_back(c);
+            coeff[degree_plus_one++] = c;
         }
         if (!(cap.value > 0)) throw input_error("polynomial link: maximum bandwidth must be positive");
         if (!(x_min <= x_max)) throw input_error("polynomial link: empty message-size range");
-        if (coefficients.size() == 3 && coefficients[0] < 0) {
-            const double vertex = -coefficients[1] / (2.0 * coefficients[0]);
+        if (degree_plus_one == 3 && coeff[0] < 0) {
+            const double vertex = -coeff[1] / (2.0 * coeff[0]);
             if (vertex < x_max) x_max = std::max(vertex, x_min);
         }
         // Reject fits that give no positive bandwidth somewhere in their range.
@@ -78,7 +79,7 @@ struct polynomial_link {
 
     [[nodiscard]] double raw_gbps(double x) const {
         double v = 0.0;
-        for (double c : coefficients) v = v * x + c;
+        for (std::size_t i = 0; i < degree_plus_one; ++i) v = v * x + coeff[i];
         return v;
     }
 

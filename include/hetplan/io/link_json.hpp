@@ -35,7 +35,7 @@ inline json write_link(const builtin_link& l) {
         return {{"latency_s", ab->latency.value}, {"bandwidth_bytes_per_s", ab->peak.value}};
     const auto* p = l.get_if<polynomial_link>();
     json coeffs = json::array();
-    for (double c : p->coefficients) coeffs.push_back(c);
+    for (std::size_t i = 0; i < p->degree_plus_one; ++i) coeffs.push_back(p->coeff[i]);
     return {{"polynomial_gb_s", coeffs}, {"max_bytes_per_s", p->ceiling.value},
             {"min_mb", std::exp2(p->x_min)}, {"max_mb", std::exp2(p->x_max)}};
 }
