@@ -1,0 +1,231 @@
+#pragma once
+// Sailor's planner (Sailor §4.2): joint resource allocation and heterogeneous 3D parallelism.
+// A thin composition of hetplan pieces:
+//   enumeration  search/space.hpp          pipeline degrees, Sailor's layer partition, mbs, D
+//   pruning      search/prune/h1..h6       each switchable (Table 3 ablation)
+//   solver       search/solve/stage_dp.hpp Eq. 1 / Listing 1 with exact Pareto values
+//   pricing      simulator<>               Sailor's memory, time and money models (§4.3)
+//   check        validate()                every returned plan is valid, never out of memory
+// For each (P, mbs) the data-parallel degrees are scanned in H3/H4 order; for each D the stage
+// DP picks every stage's replicas (GPU type, TP, zone) from the pool; the plan it returns is
+// re-priced by the simulator, validated, and ranked by the objective under the constraint.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hetplan/cost/simulator.hpp"
+#include "hetplan/plan/validator.hpp"
+#include "hetplan/search/build_plan.hpp"
+#include "hetplan/search/cells.hpp"
+#include "hetplan/search/prune/h1_tp_within_node.hpp"
+#include "hetplan/search/prune/h2_min_tp.hpp"
+#include "hetplan/search/prune/h3_decreasing_dp.hpp"
+#include "hetplan/search/prune/h4_increasing_dp.hpp"
+#include "hetplan/search/prune/h5_stage_in_one_region.hpp"
+#include "hetplan/search/prune/h6_merge_zones.hpp"
+#include "hetplan/search/solve/exhaustive.hpp"
+#include "hetplan/search/solve/stage_dp.hpp"
+#include "hetplan/search/space.hpp"
+#include "hetplan/search/stage_problem.hpp"
+
+namespace hetplan {
+
+using search::objective;
+
+/// Which of Sailor's heuristics (§4.2.1) are on. H1 (TP within a node) is part of the plan
+/// model and always holds; H2 only skips degrees that cannot fit, so it never changes the
+/// answer. H3/H4, H5 and H6 shrink the search and may miss the optimum.
+struct sailor_heuristics {
+    bool dp_order = true;           ///< H3 (throughput) / H4 (cost): scan D and stop early
+    bool stage_in_one_region = true;  ///< H5
+    bool merge_zones = true;        ///< H6
+    bool exact_boundaries = true;   ///< off: boundaries bounded per cell pair, fewer DP states
+
+    [[nodiscard]] static sailor_heuristics none() { return {false, false, false, true}; }
+};
+
+struct sailor_options {
+    objective target = objective::throughput;
+    std::optional<usd> max_cost;             ///< per iteration
+    std::optional<double> min_throughput;    ///< iterations per second
+    sailor_heuristics heuristics{};
+    int max_pipeline_degree = 0;             ///< 0: up to the number of layers
+    std::vector<int> microbatch_sizes;       ///< empty: powers of two the profiles cover
+    std::size_t keep = 16;                   ///< length of the ranked list
+    const std::atomic<bool>* stop = nullptr; ///< set to stop early and keep the best so far
+    bool exhaustive = false;                 ///< replace the stage DP by exhaustive search (tests)
+};
+
+/// One planned configuration, simulated and validated.
+struct planned {
+    plan pl;
+    estimate est;
+    int P = 0, mbs = 0, D = 0;
+    seconds predicted{};  ///< the DP's own iteration time (equal to est's with exact pricing)
+
+    [[nodiscard]] seconds iteration() const { return est.time.iteration; }
+    [[nodiscard]] double throughput() const { return est.time.throughput(); }
+    [[nodiscard]] usd cost() const { return est.money.total; }
+    [[nodiscard]] int gpus() const {
+        int n = 0;
+        pl.for_each_worker([&](std::size_t, std::size_t, std::size_t, const worker_group& w) { n += w.tp; });
+        return n;
+    }
+};
+
+struct planner_stats {
+    std::size_t instances = 0;      ///< (P, mbs, D) solved by the stage DP
+    std::size_t dp_states = 0;
+    std::size_t compositions = 0;
+    std::size_t invalid = 0;        ///< DP plans the validator rejected (a bug if ever > 0)
+    bool stopped = false;           ///< the stop flag ended the search early
+    seconds elapsed{};
+};
+
+struct planner_result {
+    std::vector<planned> ranked;    ///< best first
+    planner_stats stats;
+    int ignored_gpus = 0;           ///< GPUs of partial nodes the search left out
+    std::vector<std::string> notes;
+
+    [[nodiscard]] const planned* best() const { return ranked.empty() ? nullptr : &ranked.front(); }
+};
+
+template <class Simulator = simulator<>>
+class sailor_planner {
+public:
+    explicit sailor_planner(sailor_options opt = {}, Simulator sim = {})
+        : opt_(std::move(opt)), sim_(std::move(sim)), h2_(sim_.memory) {}
+
+    [[nodiscard]] const sailor_options& options() const { return opt_; }
+    sailor_options& options() { return opt_; }
+
+    /// Plans on the cluster's own pool.
+    [[nodiscard]] planner_result plan(const problem& pb) { return run(pb); }
+
+    /// Re-plans on another availability (same GPU types and zones); keeps H2's memory answers.
+    [[nodiscard]] planner_result plan(const problem& pb, const resource_pool& pool) {
+        cluster hw = pb.hw;
+        if (pool.gpu_types() != hw.gpus.size() || pool.zones() != hw.zones.size())
+            throw input_error("sailor planner: the pool has " + std::to_string(pool.gpu_types()) + " GPU types x " +
+                              std::to_string(pool.zones()) + " zones, the cluster " + std::to_string(hw.gpus.size()) + " x " +
+                              std::to_string(hw.zones.size()));
+        hw.pool = pool;
+        return run(problem{hw, pb.model, pb.job, pb.profiles});
+    }
+
+private:
+    planner_result run(const problem& pb) {
+        const auto t0 = std::chrono::steady_clock::now();
+        pb.model.check();
+        pb.job.check();
+        if (&pb.model != last_model_ || pb.job.global_batch != last_batch_) {
+            h2_.clear();  // H2's answers depend on the model and job only
+            last_model_ = &pb.model;
+            last_batch_ = pb.job.global_batch;
+        }
+        planner_result out;
+        const bool money = opt_.target == objective::cost || opt_.max_cost.has_value();
+        const search::dp_goal goal{opt_.target, opt_.max_cost ? std::optional<double>(opt_.max_cost->value) : std::nullopt,
+                                   opt_.min_throughput};
+
+        const search::h1_tp_within_node h1{};
+        search::cell_set cells = search::make_cells(pb.hw, pb.hw.pool, [&](gpu_type_id g) { return !h1(pb, g).empty(); });
+        if (opt_.heuristics.merge_zones) cells = search::h6_merge_zones{}(cells);
+        out.ignored_gpus = cells.ignored_gpus;
+        if (cells.ignored_gpus > 0)
+            out.notes.push_back(std::to_string(cells.ignored_gpus) + " GPUs of partial nodes were left out");
+        std::vector<std::vector<int>> tp_candidates;
+        std::vector<std::string> type_names;
+        for (gpu_type_id g : cells.types) {
+            tp_candidates.push_back(h1(pb, g));
+            type_names.push_back(pb.hw.gpu(g).type_name);
+        }
+        const auto groups = opt_.heuristics.stage_in_one_region ? search::h5_stage_in_one_region{}.groups(cells.cells)
+                                                                : search::all_cells_group(cells.cells);
+        int total = 0;
+        for (const auto& c : cells.cells) total += c.capacity;
+        const int L = pb.model.num_layers();
+        const auto mbs_list = opt_.microbatch_sizes.empty()
+                                  ? search::microbatch_sizes(pb.profiles, type_names, pb.job.global_batch)
+                                  : opt_.microbatch_sizes;
+        const int maxP = opt_.max_pipeline_degree > 0 ? std::min(opt_.max_pipeline_degree, L) : L;
+        const search::stage_problem_options spo{opt_.heuristics.exact_boundaries, money, {}, schedule_kind::one_f_one_b};
+
+        std::vector<planned> found;
+        dp_.reset_stats();
+        for (int P : search::pipeline_degrees(maxP, total)) {
+            const auto part = search::even_partition(L, P);
+            for (int mbs : mbs_list) {
+                if (stopped(out)) break;
+                if (pb.job.global_batch % mbs != 0) continue;
+                const auto times = search::time_stages(pb, cells, part, mbs, tp_candidates, sim_.time);
+                const int M = pb.job.global_batch / mbs;
+                std::vector<int> degrees;
+                for (int d : search::data_parallel_degrees(M, total / P)) degrees.push_back(d);
+                auto solve = [&](int D) -> std::optional<double> {
+                    if (stopped(out)) return std::nullopt;
+                    const auto sp = search::make_stage_problem(pb, cells, part, mbs, D, times, h2_, groups, spo, sim_.time.bucket);
+                    ++out.stats.instances;
+                    const auto sol = opt_.exhaustive ? search::exhaustive_solve(sp, goal, sim_) : dp_.solve(sp, goal);
+                    if (!sol) return std::nullopt;
+                    planned c;
+                    c.pl = search::build_plan(sp, sol->stages);
+                    c.est = sim_.run(pb, c.pl);
+                    c.P = P;
+                    c.mbs = mbs;
+                    c.D = D;
+                    c.predicted = sol->iteration;
+                    const auto report = validate(pb, c.pl, sim_.memory);
+                    if (!report.ok()) {
+                        ++out.stats.invalid;
+                        out.notes.push_back("rejected P=" + std::to_string(P) + " mbs=" + std::to_string(mbs) + " D=" +
+                                            std::to_string(D) + ": " + report.summary());
+                        return std::nullopt;
+                    }
+                    if (!meets(c)) return std::nullopt;
+                    const double metric = opt_.target == objective::throughput ? c.throughput() : c.cost().value;
+                    found.push_back(std::move(c));
+                    return metric;
+                };
+                if (!opt_.heuristics.dp_order) search::all_dp_degrees{}.scan(degrees, solve);
+                else if (opt_.target == objective::throughput) search::h3_decreasing_dp{}.scan(degrees, solve);
+                else search::h4_increasing_dp{}.scan(degrees, solve);
+            }
+        }
+        std::stable_sort(found.begin(), found.end(), [&](const planned& a, const planned& b) { return better(a, b); });
+        if (found.size() > opt_.keep) found.resize(opt_.keep);
+        out.ranked = std::move(found);
+        out.stats.dp_states = dp_.stats().states;
+        out.stats.compositions = dp_.stats().compositions;
+        out.stats.elapsed = seconds{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+        return out;
+    }
+
+    [[nodiscard]] bool stopped(planner_result& out) const {
+        if (opt_.stop && opt_.stop->load(std::memory_order_relaxed)) out.stats.stopped = true;
+        return out.stats.stopped;
+    }
+    [[nodiscard]] bool meets(const planned& c) const {
+        if (opt_.max_cost && c.cost() > *opt_.max_cost) return false;
+        if (opt_.min_throughput && c.throughput() < *opt_.min_throughput) return false;
+        return true;
+    }
+    [[nodiscard]] bool better(const planned& a, const planned& b) const {
+        if (opt_.target == objective::throughput)
+            return a.iteration() < b.iteration() || (a.iteration() == b.iteration() && a.cost() < b.cost());
+        return a.cost() < b.cost() || (a.cost() == b.cost() && a.iteration() < b.iteration());
+    }
+
+    sailor_options opt_;
+    Simulator sim_;
+    search::h2_min_tp<decltype(Simulator{}.memory)> h2_;
+    search::stage_dp dp_;
+    const model_spec* last_model_ = nullptr;
+    int last_batch_ = 0;
+};
+
+}  // namespace hetplan

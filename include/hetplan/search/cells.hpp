@@ -1,0 +1,70 @@
+#pragma once
+// What a search allocates: GPUs of one type in one zone ("cells", Sailor §4.2.2: resources as a
+// map of GPU types and zones), in worker order (zone, then type), counted in whole nodes.
+// H6 merges the zones of a region into one cell per type (see prune/h6_merge_zones.hpp).
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include <boost/container/small_vector.hpp>
+
+#include "hetplan/core/error.hpp"
+#include "hetplan/hardware/cluster.hpp"
+
+namespace hetplan::search {
+
+inline constexpr std::size_t max_cells = 16;  ///< (type, zone) cells one search handles
+inline constexpr std::size_t max_types = 4;   ///< GPU types one search handles
+
+struct resource_cell {
+    gpu_type_id gpu{};
+    zone_id zone{};          ///< the zone (with H6: the region's first zone, standing for all)
+    region_id region{};
+    std::uint8_t type = 0;   ///< index into the search's GPU types
+    int capacity = 0;        ///< GPUs, whole nodes only
+    /// The real zones behind the cell and their GPUs (one unless H6 merged them).
+    boost::container::small_vector<std::pair<zone_id, int>, 4> zones;
+};
+
+struct cell_set {
+    std::vector<resource_cell> cells;
+    std::vector<gpu_type_id> types;
+    int ignored_gpus = 0;    ///< GPUs of partial nodes, which the search leaves out
+};
+
+/// Cells of every (type, zone) with at least one whole node of `pool`, in (zone, type) order.
+/// `usable(type)` filters GPU types (e.g. those with no TP degree that could ever fit).
+template <class Usable>
+[[nodiscard]] cell_set make_cells(const cluster& hw, const resource_pool& pool, Usable&& usable) {
+    cell_set out;
+    for (std::size_t z = 0; z < hw.zones.size(); ++z)
+        for (std::size_t g = 0; g < hw.gpus.size(); ++g) {
+            const gpu_type_id gid{g};
+            const zone_id zid{z};
+            const int have = pool.available(gid, zid);
+            const int per_node = hw.gpus_per_node(gid);
+            const int whole = have / per_node * per_node;
+            out.ignored_gpus += have - whole;
+            if (whole == 0 || !usable(gid)) continue;
+            auto t = std::find(out.types.begin(), out.types.end(), gid);
+            if (t == out.types.end()) {
+                if (out.types.size() == max_types)
+                    throw input_error("search: more than " + std::to_string(max_types) + " GPU types in one search");
+                t = out.types.insert(out.types.end(), gid);
+            }
+            resource_cell c;
+            c.gpu = gid;
+            c.zone = zid;
+            c.region = hw.region_of(zid);
+            c.type = static_cast<std::uint8_t>(t - out.types.begin());
+            c.capacity = whole;
+            c.zones.emplace_back(zid, whole);
+            out.cells.push_back(c);
+        }
+    if (out.cells.size() > max_cells)
+        throw input_error("search: " + std::to_string(out.cells.size()) + " (GPU type, zone) cells, at most " +
+                          std::to_string(max_cells) + " supported; merge zones (H6) or restrict the pool");
+    return out;
+}
+
+}  // namespace hetplan::search

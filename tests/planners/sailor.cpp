@@ -1,0 +1,135 @@
+// Sailor planner and its pieces (Sailor §4.2) on small hand-made inputs.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <ranges>
+
+#include "../support.hpp"
+#include "hetplan/planners/sailor.hpp"
+
+using namespace hetplan;
+using namespace hetplan::search;
+
+namespace {
+
+std::vector<int> collect(auto&& r) {
+    std::vector<int> v;
+    for (int x : r) v.push_back(x);
+    return v;
+}
+
+/// Every plan a planner returns passes the validator and fits in memory.
+void check_all_valid(const problem& pb, const planner_result& r) {
+    CHECK(r.stats.invalid == 0);
+    for (const auto& c : r.ranked) {
+        const auto rep = validate(pb, c.pl);
+        CHECK_MESSAGE(rep.ok(), rep.summary());
+        CHECK(c.est.memory.fits());
+    }
+}
+
+}  // namespace
+
+TEST_CASE("space: Sailor's even partition gives the remainder to the last stages") {
+    const auto p = even_partition(26, 4);  // 26 = 6+6+7+7
+    REQUIRE(p.size() == 4);
+    CHECK(p[0].begin == 0);
+    CHECK(p[0].size() == 6);
+    CHECK(p[1].size() == 6);
+    CHECK(p[2].size() == 7);
+    CHECK(p[3].end == 26);
+    CHECK(even_partition(3, 4).empty());
+    CHECK(collect(pipeline_degrees(26, 3)) == std::vector<int>{1, 2, 3});
+}
+
+TEST_CASE("space: data-parallel degrees keep the smallest D for each microbatches-per-replica") {
+    // M = 16: ceil(16/D) = 16, 8, 6, 4, 4, 3, 3, 2 (D = 1..8); 9..16 -> 2, 2, ..., 1.
+    CHECK(collect(data_parallel_degrees(16, 16)) == std::vector<int>{1, 2, 3, 4, 6, 8, 16});
+    CHECK(collect(data_parallel_degrees(16, 5)) == std::vector<int>{1, 2, 3, 4});
+    CHECK(collect(data_parallel_degrees(4, 0)).empty());
+}
+
+TEST_CASE("H1: TP degrees are powers of two within a node; H2 finds the smallest that fits") {
+    test::small_world w;
+    w.profiles.set_curve("A", 2, w.profiles.find("A", 1) ? *w.profiles.find("A", 1) : profile_curve{});
+    const problem pb = w.pb();
+    CHECK(h1_tp_within_node{}(pb, w.a) == std::vector<int>{1, 2});
+    CHECK(h1_tp_within_node{}(pb, w.b) == std::vector<int>{1});
+
+    // Stage of all 4 layers, 4e6 params x 24 B = 96 MB + 2 GB overhead: fits a 10 GB GPU at TP 1.
+    h2_min_tp<> h2;
+    CHECK(h2.min_tp(pb, std::vector<int>{1, 2}, {0, 4}, 0, 1, w.a, 2, 8, {}, schedule_kind::one_f_one_b) == 1);
+    // Shrink A's memory below the overhead: nothing fits.
+    w.hw.gpus[w.a.index()].memory_capacity = gigabytes(1);
+    h2_min_tp<> fresh;
+    CHECK_FALSE(fresh.min_tp(w.pb(), std::vector<int>{1, 2}, {0, 4}, 0, 1, w.a, 2, 8, {}, schedule_kind::one_f_one_b));
+    CHECK(fresh.size() == 2);
+}
+
+TEST_CASE("H3/H4 scans stop when the metric stops improving") {
+    std::vector<int> seen;
+    // Throughput by D: 1 -> 1, 2 -> 3, 4 -> 5, 8 -> 4: from the top, 8 then 4 (better) then 2 (worse): stop.
+    auto thr = [&](int d) -> std::optional<double> {
+        seen.push_back(d);
+        return d == 1 ? 1.0 : d == 2 ? 3.0 : d == 4 ? 5.0 : 4.0;
+    };
+    h3_decreasing_dp{}.scan({1, 2, 4, 8}, thr);
+    CHECK(seen == std::vector<int>{8, 4, 2});
+    seen.clear();
+    // Cost by D: no plan meets the constraint at 1, then 10, 8, 9: stop at 8's successor.
+    auto cost = [&](int d) -> std::optional<double> {
+        seen.push_back(d);
+        return d == 1 ? std::nullopt : std::optional<double>(d == 2 ? 10.0 : d == 4 ? 8.0 : 9.0);
+    };
+    h4_increasing_dp{}.scan({1, 2, 4, 8, 16}, cost);
+    CHECK(seen == std::vector<int>{1, 2, 4, 8});
+}
+
+TEST_CASE("H5 groups cells by region; H6 merges a region's zones into one cell per type") {
+    test::small_world w;
+    const auto z3 = w.hw.add_zone("r2-a", "r2");
+    w.hw.pool.set(w.a, z3, 4);
+    const auto cells = make_cells(w.hw, w.hw.pool, [](gpu_type_id) { return true; });
+    REQUIRE(cells.cells.size() == 5);  // A,B in r1-a; A,B in r1-b; A in r2-a
+    const auto groups = h5_stage_in_one_region{}.groups(cells.cells);
+    CHECK(groups == std::vector<std::uint32_t>{0b01111, 0b10000});
+    const auto merged = h6_merge_zones{}(cells);
+    REQUIRE(merged.cells.size() == 3);
+    CHECK(merged.cells[0].capacity == 16);  // A over r1-a and r1-b
+    CHECK(merged.cells[0].zones.size() == 2);
+    CHECK(merged.cells[2].capacity == 4);
+
+    // Partial nodes are left out (nodes of 4).
+    w.hw.pool.set(w.b, w.z1, 6);
+    CHECK(make_cells(w.hw, w.hw.pool, [](gpu_type_id) { return true; }).ignored_gpus == 2);
+}
+
+TEST_CASE("stage DP: its predicted iteration time is the simulator's, and it matches exhaustive search") {
+    test::small_world w;
+    // 4 A + 4 B per zone, nodes of 4.
+    for (auto g : {w.a, w.b})
+        for (auto z : {w.z1, w.z2}) w.hw.pool.set(g, z, 4);
+    // Make cross-zone links slow so the zones matter.
+    w.hw.network.set_zone_default(w.z1, w.z2, alpha_beta_link{seconds{1e-3}, bytes_per_second{1e8}});
+    w.hw.network.set_zone_default(w.z2, w.z1, alpha_beta_link{seconds{1e-3}, bytes_per_second{1e8}});
+    const problem pb = w.pb();
+    for (auto target : {objective::throughput, objective::cost}) {
+        sailor_options opt;
+        opt.target = target;
+        opt.heuristics = sailor_heuristics::none();
+        sailor_planner dp(opt);
+        const auto got = dp.plan(pb);
+        opt.exhaustive = true;
+        sailor_planner ex(opt);
+        const auto want = ex.plan(pb);
+        REQUIRE(got.best());
+        REQUIRE(want.best());
+        check_all_valid(pb, got);
+        // Exact pricing: the DP's own number is the simulator's.
+        for (const auto& c : got.ranked) CHECK(c.predicted.value == doctest::Approx(c.iteration().value).epsilon(1e-9));
+        if (target == objective::throughput)
+            CHECK(got.best()->iteration().value == doctest::Approx(want.best()->iteration().value).epsilon(1e-12));
+        else
+            CHECK(got.best()->cost().value == doctest::Approx(want.best()->cost().value).epsilon(1e-12));
+    }
+}
