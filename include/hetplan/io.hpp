@@ -3,6 +3,7 @@
 #include "hetplan/io/cluster_json.hpp"
 #include "hetplan/io/import/cephalo.hpp"
 #include "hetplan/io/import/sailor.hpp"
+#include "hetplan/io/import/sailor_world.hpp"
 #include "hetplan/io/job_json.hpp"
 #include "hetplan/io/json_reader.hpp"
 #include "hetplan/io/link_json.hpp"

@@ -12,6 +12,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,16 +38,20 @@ namespace hetplan {
 
 using search::objective;
 
-/// Which of Sailor's heuristics (§4.2.1) are on. H1 (TP within a node) is part of the plan
-/// model and always holds; H2 only skips degrees that cannot fit, so it never changes the
-/// answer. H3/H4, H5 and H6 shrink the search and may miss the optimum.
+/// Which of Sailor's heuristics (§4.2.1) are on; all off, the search is exact over its plan
+/// space. H1 (TP within a node) is part of the plan model and always holds. Degrees below
+/// H2's minimum never fit, so skipping them is always safe; `pin_tp` is H2 as the paper
+/// applies it (tp_ij precomputed, §4.2.2): one degree per (stage, type), the minimum raised to
+/// a per-type level, with every level tried. H3/H4, H5, H6 and inexact boundaries shrink the
+/// search and may miss the optimum.
 struct sailor_heuristics {
-    bool dp_order = true;           ///< H3 (throughput) / H4 (cost): scan D and stop early
+    bool pin_tp = true;               ///< H2: one TP per (stage, type); levels enumerated
+    bool dp_order = true;             ///< H3 (throughput) / H4 (cost): scan D, stop early
     bool stage_in_one_region = true;  ///< H5
-    bool merge_zones = true;        ///< H6
-    bool exact_boundaries = true;   ///< off: boundaries bounded per cell pair, fewer DP states
+    bool merge_zones = true;          ///< H6
+    bool exact_boundaries = false;    ///< off: a boundary is bounded by its slowest cell pair
 
-    [[nodiscard]] static sailor_heuristics none() { return {false, false, false, true}; }
+    [[nodiscard]] static sailor_heuristics none() { return {false, false, false, false, true}; }
 };
 
 struct sailor_options {
@@ -153,9 +160,25 @@ private:
                                   ? search::microbatch_sizes(pb.profiles, type_names, pb.job.global_batch)
                                   : opt_.microbatch_sizes;
         const int maxP = opt_.max_pipeline_degree > 0 ? std::min(opt_.max_pipeline_degree, L) : L;
-        const search::stage_problem_options spo{opt_.heuristics.exact_boundaries, money, {}, schedule_kind::one_f_one_b};
-
+        search::stage_problem_options spo{std::nullopt, opt_.heuristics.exact_boundaries, money, {}, schedule_kind::one_f_one_b};
+        // TP levels (H2 pinned): one level for every type; each (stage, type) takes the smallest
+        // degree that fits at or above it. Levels are the degrees any type offers.
+        std::vector<std::optional<std::array<int, search::max_types>>> levels;
+        if (!opt_.heuristics.pin_tp) {
+            levels.emplace_back();
+        } else {
+            std::vector<int> all;
+            for (const auto& c : tp_candidates) all.insert(all.end(), c.begin(), c.end());
+            std::sort(all.begin(), all.end());
+            all.erase(std::unique(all.begin(), all.end()), all.end());
+            for (int l : all) {
+                std::array<int, search::max_types> lv{};
+                lv.fill(l);
+                levels.emplace_back(lv);
+            }
+        }
         std::vector<planned> found;
+        std::optional<double> incumbent;  // best objective so far (seconds or USD), for bounding
         dp_.reset_stats();
         for (int P : search::pipeline_degrees(maxP, total)) {
             const auto part = search::even_partition(L, P);
@@ -166,12 +189,31 @@ private:
                 const int M = pb.job.global_batch / mbs;
                 std::vector<int> degrees;
                 for (int d : search::data_parallel_degrees(M, total / P)) degrees.push_back(d);
+                std::map<std::vector<std::uint8_t>, std::optional<double>> seen;
+                for (const auto& level : levels) {
+                spo.tp_level = level;
                 auto solve = [&](int D) -> std::optional<double> {
                     if (stopped(out)) return std::nullopt;
                     const auto sp = search::make_stage_problem(pb, cells, part, mbs, D, times, h2_, groups, spo, sim_.time.bucket);
+                    // Levels that resolve to the same degrees everywhere give the same instance.
+                    std::vector<std::uint8_t> sig{static_cast<std::uint8_t>(D), static_cast<std::uint8_t>(D >> 8)};
+                    for (const auto& st : sp.stages)
+                        for (const auto& c : st.choices) sig.insert(sig.end(), c.tp.begin(), c.tp.end());
+                    if (auto it = seen.find(sig); it != seen.end()) return it->second;
+                    auto& memo = seen[sig];
+                    // Bound: skip instances that cannot beat the best plan so far.
+                    const double lb = sp.lower_bound_iteration();
+                    if (!std::isfinite(lb) || (opt_.min_throughput && lb * *opt_.min_throughput > 1.0)) return memo;
+                    search::dp_goal g = goal;
+                    if (!opt_.exhaustive && incumbent && opt_.target == objective::throughput) {
+                        if (lb > *incumbent) return memo;
+                        g.bound = *incumbent;
+                    } else if (!opt_.exhaustive && incumbent) {
+                        g.bound = *incumbent;
+                    }
                     ++out.stats.instances;
-                    const auto sol = opt_.exhaustive ? search::exhaustive_solve(sp, goal, sim_) : dp_.solve(sp, goal);
-                    if (!sol) return std::nullopt;
+                    const auto sol = opt_.exhaustive ? search::exhaustive_solve(sp, g, sim_) : dp_.solve(sp, g);
+                    if (!sol) return memo;  // bounded out or nothing fits: the scan goes on
                     planned c;
                     c.pl = search::build_plan(sp, sol->stages);
                     c.est = sim_.run(pb, c.pl);
@@ -188,12 +230,16 @@ private:
                     }
                     if (!meets(c)) return std::nullopt;
                     const double metric = opt_.target == objective::throughput ? c.throughput() : c.cost().value;
+                    const double objective_value = opt_.target == objective::throughput ? c.iteration().value : c.cost().value;
+                    if (!incumbent || objective_value < *incumbent) incumbent = objective_value;
                     found.push_back(std::move(c));
+                    memo = metric;
                     return metric;
                 };
                 if (!opt_.heuristics.dp_order) search::all_dp_degrees{}.scan(degrees, solve);
                 else if (opt_.target == objective::throughput) search::h3_decreasing_dp{}.scan(degrees, solve);
                 else search::h4_increasing_dp{}.scan(degrees, solve);
+                }
             }
         }
         std::stable_sort(found.begin(), found.end(), [&](const planned& a, const planned& b) { return better(a, b); });

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "hetplan/cost/time/sailor.hpp"
@@ -44,6 +46,20 @@ struct stage_problem {
     bytes bucket{5e8};
     std::array<double, max_types> usd_per_gpu_second{};
 
+    /// A lower bound on the iteration time of any plan of this instance: every stage at its
+    /// fastest typing, no communication. +inf when some stage has no typing that fits.
+    [[nodiscard]] double lower_bound_iteration() const {
+        double sum = 0, worst = 0;
+        for (const auto& st : stages) {
+            if (st.choices.empty()) return std::numeric_limits<double>::infinity();
+            double best = std::numeric_limits<double>::infinity();
+            for (const auto& c : st.choices) best = std::min(best, c.compute.value);
+            sum += best;
+            worst = std::max(worst, best);
+        }
+        return sum + double(per_replica - 1) * worst;
+    }
+
     /// Microbatches of the replica at `position` (0-based, worker order): the first M mod D
     /// replicas take one more.
     [[nodiscard]] int microbatches_at(int position) const {
@@ -79,6 +95,10 @@ template <class TimeModel = sailor_time_model>
 }
 
 struct stage_problem_options {
+    /// H2 as the paper applies it (§4.2.2: "Sailor precomputes tp_ij"): each (stage, type) gets
+    /// one TP degree, the smallest that fits raised to the type's level here; the DP then only
+    /// chooses counts. Unset: the DP chooses among every degree that fits.
+    std::optional<std::array<int, max_types>> tp_level;
     bool exact_boundaries = true;
     bool track_money = false;
     memory_options memory{};
@@ -121,6 +141,12 @@ template <class MemoryModel>
                 if (h2.fits(pb, menu.layers, i, sp.P, cells.types[t], std::get<0>(opts[k]), mbs, sp.per_replica, opt.memory,
                             opt.schedule))
                     fit[t].push_back(k);
+            if (opt.tp_level) {  // keep the first fitting degree at or above the level
+                auto keep = std::find_if(fit[t].begin(), fit[t].end(),
+                                         [&](std::size_t k) { return std::get<0>(opts[k]) >= (*opt.tp_level)[t]; });
+                if (keep == fit[t].end()) fit[t].clear();
+                else fit[t] = {*keep};
+            }
         }
         // Cartesian product over types of {absent} + fitting degrees.
         std::array<std::size_t, max_types> pick{};  // 0 = absent, k+1 = fit[t][k]

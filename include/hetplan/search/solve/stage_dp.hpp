@@ -22,6 +22,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -48,6 +49,9 @@ struct dp_goal {
     objective target = objective::throughput;
     std::optional<double> max_cost;        ///< USD per iteration
     std::optional<double> min_throughput;  ///< iterations per second
+    /// Branch and bound: partial solutions whose objective (iteration seconds or USD) can only
+    /// end above this are dropped. Exact: every term only grows as stages are added.
+    double bound = std::numeric_limits<double>::infinity();
 };
 
 struct dp_solution {
@@ -230,6 +234,7 @@ public:
     /// constraint). Reuses its tables across calls without reallocating.
     [[nodiscard]] std::optional<dp_solution> solve(const stage_problem& sp, const dp_goal& goal) {
         sp_ = &sp;
+        goal_ = goal;
         memo_.clear();
         pool_.clear();
         sync_cache_.clear();
@@ -294,6 +299,16 @@ private:
         }
     };
 
+    /// Lowest objective any completion of a suffix with these terms can reach.
+    [[nodiscard]] bool beyond_bound(const suffix_terms& e) const {
+        const double t = e.sum + double(sp_->per_replica - 1) * e.strag + e.sync + e.upd;
+        if (goal_.min_throughput && t * *goal_.min_throughput > 1.0) return true;
+        if (!sp_->track_money) return goal_.target == objective::throughput && t > goal_.bound;
+        const double c = e.rate * t + e.comm;
+        if (goal_.max_cost && c > *goal_.max_cost) return true;
+        return (goal_.target == objective::throughput ? t : c) > goal_.bound;
+    }
+
     std::pair<seconds, usd> stage_sync(int stage, const composition& c) {
         std::uint64_t mask = 0, multi = 0, tps = 0;
         for (std::size_t q = 0; q < sp_->cells->cells.size(); ++q) {
@@ -352,7 +367,7 @@ private:
                 entry e;
                 e.terms = {own, own, sync.value, choice.update.value, b.fwd.value, money ? rate : 0.0, money ? egress : 0.0};
                 e.comp = comp;
-                pareto_insert(scratch_[static_cast<std::size_t>(i)], e, money);
+                if (!beyond_bound(e.terms)) pareto_insert(scratch_[static_cast<std::size_t>(i)], e, money);
                 return;
             }
             const auto [off, len] = solve_state(i + 1, rest, comp);
@@ -369,7 +384,7 @@ private:
                            money ? s.comm + egress : 0.0};
                 e.child = c;
                 e.comp = comp;
-                pareto_insert(scratch_[static_cast<std::size_t>(i)], e, money);
+                if (!beyond_bound(e.terms)) pareto_insert(scratch_[static_cast<std::size_t>(i)], e, money);
             }
         });
 
@@ -382,6 +397,7 @@ private:
     }
 
     const stage_problem* sp_ = nullptr;
+    dp_goal goal_{};
     std::unordered_map<key, std::pair<std::uint32_t, std::uint32_t>, key_hash> memo_;
     std::unordered_map<std::uint64_t, std::pair<seconds, usd>> sync_cache_;
     std::vector<entry> pool_;
