@@ -133,3 +133,128 @@ TEST_CASE("stage DP: its predicted iteration time is the simulator's, and it mat
             CHECK(got.best()->cost().value == doctest::Approx(want.best()->cost().value).epsilon(1e-12));
     }
 }
+
+namespace {
+
+/// A random small instance: 2 GPU types, 2 zones (one or two regions), nodes of 2, 4 GPUs per
+/// (type, zone), 4 layers with uneven sizes, measured times at TP 1 and 2, random links.
+struct random_world {
+    cluster hw;
+    model_spec model;
+    job_spec job;
+    profile_table profiles;
+
+    explicit random_world(unsigned seed, bool two_regions) {
+        std::uint64_t x = seed * 2654435761u + 12345;
+        auto rnd = [&](double lo, double hi) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            return lo + (hi - lo) * double(x % 10000) / 10000.0;
+        };
+        for (const char* name : {"A", "B"}) {
+            gpu_spec g;
+            g.type_name = name;
+            g.memory_capacity = gigabytes(rnd(2.4, 3.8));  // overheads: 2 GB at TP 1, 3 GB at TP 2
+            g.price = usd_per_hour{rnd(1, 4)};
+            hw.add_gpu(g, 2);
+        }
+        const auto z1 = hw.add_zone("r1-a", "r1");
+        const auto z2 = hw.add_zone(two_regions ? "r2-a" : "r1-b", two_regions ? "r2" : "r1");
+        for (std::size_t g = 0; g < 2; ++g)
+            for (auto z : {z1, z2}) hw.pool.set(gpu_type_id{g}, z, 4);
+        for (auto a : {z1, z2})
+            for (auto b : {z1, z2}) {
+                const double bw = a == b ? rnd(5e9, 2e10) : rnd(1e8, 1e9);
+                hw.network.set_zone_default(a, b, alpha_beta_link{seconds{rnd(1e-5, 1e-3)}, bytes_per_second{bw}});
+                if (a != b) hw.network.set_egress_price(a, b, usd_per_gigabyte(rnd(0.01, 0.08)));
+            }
+        // Exact links for one pair of types inside zone 1, to make pairing matter.
+        hw.network.set_link({z1, gpu_type_id{0}, 1}, {z1, gpu_type_id{1}, 1}, alpha_beta_link{seconds{1e-4}, bytes_per_second{rnd(1e8, 1e9)}});
+        model.name = "random";
+        for (int i = 0; i < 4; ++i) {
+            layer_spec l;
+            l.name = "l" + std::to_string(i);
+            l.params = rnd(2e6, 8e6);
+            l.act_output_elems = rnd(1e5, 1e6);
+            l.act_input_elems = l.act_output_elems;
+            l.act_mem_elems = rnd(1e6, 4e6);
+            l.flops_fwd = 1e9;
+            model.layers.push_back(l);
+        }
+        job.global_batch = 16;
+        job.sequence_length = 16;
+        for (const char* name : {"A", "B"}) {
+            const double speed = std::string(name) == "A" ? 1.0 : rnd(1.2, 3.0);
+            for (int tp : {1, 2}) {
+                profile_curve c;
+                for (int mbs : {1, 2}) {
+                    std::vector<layer_timing> t;
+                    for (int l = 0; l < 4; ++l) {
+                        const double f = rnd(1, 3) * speed * mbs / (tp == 1 ? 1.0 : rnd(1.3, 1.9));
+                        t.push_back({milliseconds(f), milliseconds(2 * f), milliseconds(rnd(0.1, 1))});
+                    }
+                    c.add_point(mbs, t);
+                }
+                profiles.set_curve(name, tp, c);
+            }
+        }
+    }
+    [[nodiscard]] problem pb() const { return {hw, model, job, profiles}; }
+};
+
+}  // namespace
+
+TEST_CASE("stage DP with heuristics off equals exhaustive search on random small instances (item 5)") {
+    for (unsigned seed = 1; seed <= 6; ++seed) {
+        const random_world w(seed, seed % 2 == 0);
+        const problem pb = w.pb();
+        CAPTURE(seed);
+        for (int variant = 0; variant < 3; ++variant) {
+            sailor_options opt;
+            opt.heuristics = sailor_heuristics::none();
+            opt.max_pipeline_degree = 2;
+            if (variant == 1) opt.target = objective::cost;
+            sailor_planner first(opt);
+            const auto probe = first.plan(pb);
+            REQUIRE(probe.best());
+            // Variant 2: a budget between the cheapest and the fastest plan's cost.
+            if (variant == 2) opt.max_cost = usd{probe.best()->cost().value * 0.9};
+            sailor_planner dp(opt);
+            const auto got = dp.plan(pb);
+            opt.exhaustive = true;
+            sailor_planner ex(opt);
+            const auto want = ex.plan(pb);
+            CAPTURE(variant);
+            REQUIRE(got.ranked.empty() == want.ranked.empty());
+            if (want.ranked.empty()) continue;
+            check_all_valid(pb, got);
+            for (const auto& c : got.ranked) CHECK(c.predicted.value == doctest::Approx(c.iteration().value).epsilon(1e-9));
+            if (opt.target == objective::throughput)
+                CHECK(got.best()->iteration().value == doctest::Approx(want.best()->iteration().value).epsilon(1e-12));
+            else
+                CHECK(got.best()->cost().value == doctest::Approx(want.best()->cost().value).epsilon(1e-12));
+            if (opt.max_cost) CHECK(got.best()->cost() <= *opt.max_cost);
+        }
+    }
+}
+
+TEST_CASE("heuristics on: plans stay valid and the same input gives the same plan") {
+    const random_world w(3, true);
+    const problem pb = w.pb();
+    sailor_planner a, b;
+    const auto x = a.plan(pb), y = b.plan(pb);
+    REQUIRE(x.best());
+    check_all_valid(pb, x);
+    CHECK(x.best()->pl == y.best()->pl);
+    // H5: no stage's replicas span the two regions.
+    for (const auto& c : x.ranked)
+        for (const auto& st : c.pl.pipelines[0].stages)
+            for (const auto& wg : st.workers) CHECK(pb.hw.region_of(wg.zone) == pb.hw.region_of(st.workers.front().zone));
+    // Re-planning on a smaller pool never returns a plan that uses GPUs it does not have.
+    resource_pool smaller = pb.hw.pool;
+    smaller.set(gpu_type_id{0}, zone_id{0}, 0);
+    const auto z = a.plan(pb, smaller);
+    REQUIRE(z.best());
+    z.best()->pl.for_each_worker([&](std::size_t, std::size_t, std::size_t, const worker_group& wg) {
+        CHECK_FALSE((wg.gpu == gpu_type_id{0} && wg.zone == zone_id{0}));
+    });
+}

@@ -192,6 +192,7 @@ private:
                 std::map<std::vector<std::uint8_t>, std::optional<double>> seen;
                 for (const auto& level : levels) {
                 spo.tp_level = level;
+                bool scan_has_result = false;
                 auto solve = [&](int D) -> std::optional<double> {
                     if (stopped(out)) return std::nullopt;
                     const auto sp = search::make_stage_problem(pb, cells, part, mbs, D, times, h2_, groups, spo, sim_.time.bucket);
@@ -205,15 +206,23 @@ private:
                     const double lb = sp.lower_bound_iteration();
                     if (!std::isfinite(lb) || (opt_.min_throughput && lb * *opt_.min_throughput > 1.0)) return memo;
                     search::dp_goal g = goal;
+                    // A bounded-out D reads as "no better" to the scan once it has a result;
+                    // for the instance bound also before (the bound only grows as D shrinks).
+                    const std::optional<double> no_better = opt_.target == objective::throughput
+                                                                ? std::optional<double>(0.0)
+                                                                : std::optional<double>(std::numeric_limits<double>::infinity());
                     if (!opt_.exhaustive && incumbent && opt_.target == objective::throughput) {
-                        if (lb > *incumbent) return memo;
+                        if (lb > *incumbent) return memo = no_better;
                         g.bound = *incumbent;
                     } else if (!opt_.exhaustive && incumbent) {
                         g.bound = *incumbent;
                     }
                     ++out.stats.instances;
                     const auto sol = opt_.exhaustive ? search::exhaustive_solve(sp, g, sim_) : dp_.solve(sp, g);
-                    if (!sol) return memo;  // bounded out or nothing fits: the scan goes on
+                    if (!sol) {  // nothing fits, or nothing beats the incumbent
+                        if (std::isfinite(g.bound) && scan_has_result) memo = no_better;
+                        return memo;
+                    }
                     planned c;
                     c.pl = search::build_plan(sp, sol->stages);
                     c.est = sim_.run(pb, c.pl);
@@ -233,6 +242,7 @@ private:
                     const double objective_value = opt_.target == objective::throughput ? c.iteration().value : c.cost().value;
                     if (!incumbent || objective_value < *incumbent) incumbent = objective_value;
                     found.push_back(std::move(c));
+                    scan_has_result = true;
                     memo = metric;
                     return metric;
                 };
