@@ -189,7 +189,7 @@ private:
                 const int M = pb.job.global_batch / mbs;
                 std::vector<int> degrees;
                 for (int d : search::data_parallel_degrees(M, total / P)) degrees.push_back(d);
-                std::map<std::vector<std::uint8_t>, std::optional<double>> seen;
+                std::map<std::vector<std::uint16_t>, std::optional<double>> seen;
                 for (const auto& level : levels) {
                 spo.tp_level = level;
                 bool scan_has_result = false;
@@ -197,7 +197,7 @@ private:
                     if (stopped(out)) return std::nullopt;
                     const auto sp = search::make_stage_problem(pb, cells, part, mbs, D, times, h2_, groups, spo, sim_.time.bucket);
                     // Levels that resolve to the same degrees everywhere give the same instance.
-                    std::vector<std::uint8_t> sig{static_cast<std::uint8_t>(D), static_cast<std::uint8_t>(D >> 8)};
+                    std::vector<std::uint16_t> sig{static_cast<std::uint16_t>(D)};  // 16-bit: GCC 12 -O3 warns on byte keys
                     for (const auto& st : sp.stages)
                         for (const auto& c : st.choices) sig.insert(sig.end(), c.tp.begin(), c.tp.end());
                     if (auto it = seen.find(sig); it != seen.end()) return it->second;
