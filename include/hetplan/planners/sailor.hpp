@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hetplan/cost/simulator.hpp"
@@ -129,10 +130,11 @@ private:
         const auto t0 = std::chrono::steady_clock::now();
         pb.model.check();
         pb.job.check();
-        if (&pb.model != last_model_ || pb.job.global_batch != last_batch_) {
-            h2_.clear();  // H2's answers depend on the model and job only
-            last_model_ = &pb.model;
-            last_batch_ = pb.job.global_batch;
+        const auto job_key = std::tuple(&pb.model, pb.model.num_layers(), pb.job.global_batch, pb.job.prec, pb.job.optimizer,
+                                        &pb.hw.gpus);
+        if (job_key != last_job_) {
+            h2_.clear();  // H2's answers depend on the model, the job and GPU memory only
+            last_job_ = job_key;
         }
         planner_result out;
         const bool money = opt_.target == objective::cost || opt_.max_cost.has_value();
@@ -280,8 +282,7 @@ private:
     Simulator sim_;
     search::h2_min_tp<decltype(Simulator{}.memory)> h2_;
     search::stage_dp dp_;
-    const model_spec* last_model_ = nullptr;
-    int last_batch_ = 0;
+    std::tuple<const model_spec*, int, int, precision, optimizer_kind, const std::vector<gpu_spec>*> last_job_{};
 };
 
 }  // namespace hetplan
