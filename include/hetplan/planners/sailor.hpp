@@ -130,8 +130,9 @@ private:
         const auto t0 = std::chrono::steady_clock::now();
         pb.model.check();
         pb.job.check();
-        const auto job_key = std::tuple(&pb.model, pb.model.num_layers(), pb.job.global_batch, pb.job.prec, pb.job.optimizer,
-                                        &pb.hw.gpus);
+        double memories = 0;  // a fingerprint of the GPU types' memory (re-planning copies the cluster)
+        for (std::size_t g = 0; g < pb.hw.gpus.size(); ++g) memories += double(g + 1) * pb.hw.gpus[g].memory_capacity.value;
+        const auto job_key = std::tuple(&pb.model, pb.model.num_layers(), pb.job.global_batch, pb.job.prec, pb.job.optimizer, memories);
         if (job_key != last_job_) {
             h2_.clear();  // H2's answers depend on the model, the job and GPU memory only
             last_job_ = job_key;
@@ -282,7 +283,7 @@ private:
     Simulator sim_;
     search::h2_min_tp<decltype(Simulator{}.memory)> h2_;
     search::stage_dp dp_;
-    std::tuple<const model_spec*, int, int, precision, optimizer_kind, const std::vector<gpu_spec>*> last_job_{};
+    std::tuple<const model_spec*, int, int, precision, optimizer_kind, double> last_job_{};
 };
 
 }  // namespace hetplan
