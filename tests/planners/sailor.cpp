@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ranges>
 
+#include "../plan_checks.hpp"
 #include "../support.hpp"
 #include "hetplan/planners/sailor.hpp"
 
@@ -18,15 +19,6 @@ std::vector<int> collect(auto&& r) {
     return v;
 }
 
-/// Every plan a planner returns passes the validator and fits in memory.
-void check_all_valid(const problem& pb, const planner_result& r) {
-    CHECK(r.stats.invalid == 0);
-    for (const auto& c : r.ranked) {
-        const auto rep = validate(pb, c.pl);
-        CHECK_MESSAGE(rep.ok(), rep.summary());
-        CHECK(c.est.memory.fits());
-    }
-}
 
 }  // namespace
 
@@ -124,7 +116,7 @@ TEST_CASE("stage DP: its predicted iteration time is the simulator's, and it mat
         const auto want = ex.plan(pb);
         REQUIRE(got.best());
         REQUIRE(want.best());
-        check_all_valid(pb, got);
+        test::check_all_valid(pb, got);
         // Exact pricing: the DP's own number is the simulator's.
         for (const auto& c : got.ranked) CHECK(c.predicted.value == doctest::Approx(c.iteration().value).epsilon(1e-9));
         if (target == objective::throughput)
@@ -226,7 +218,7 @@ TEST_CASE("stage DP with heuristics off equals exhaustive search on random small
             CAPTURE(variant);
             REQUIRE(got.ranked.empty() == want.ranked.empty());
             if (want.ranked.empty()) continue;
-            check_all_valid(pb, got);
+            test::check_all_valid(pb, got);
             for (const auto& c : got.ranked) CHECK(c.predicted.value == doctest::Approx(c.iteration().value).epsilon(1e-9));
             if (opt.target == objective::throughput)
                 CHECK(got.best()->iteration().value == doctest::Approx(want.best()->iteration().value).epsilon(1e-12));
@@ -243,7 +235,7 @@ TEST_CASE("heuristics on: plans stay valid and the same input gives the same pla
     sailor_planner a, b;
     const auto x = a.plan(pb), y = b.plan(pb);
     REQUIRE(x.best());
-    check_all_valid(pb, x);
+    test::check_all_valid(pb, x);
     CHECK(x.best()->pl == y.best()->pl);
     // H5: no stage's replicas span the two regions.
     for (const auto& c : x.ranked)

@@ -8,6 +8,7 @@
 #include "data_dir.hpp"
 #include "hetplan/io.hpp"
 #include "hetplan/planners/sailor.hpp"
+#include "../plan_checks.hpp"
 
 using namespace hetplan;
 
@@ -18,14 +19,6 @@ io::sailor::world load(const std::string& model, const std::vector<std::string>&
     return io::sailor::load_world(test::data_dir() / "sailor", model, gpus, zones, global_batch);
 }
 
-void check_valid(const problem& pb, const planner_result& r) {
-    CHECK(r.stats.invalid == 0);
-    for (const auto& c : r.ranked) {
-        const auto rep = validate(pb, c.pl);
-        CHECK_MESSAGE(rep.ok(), rep.summary());
-        CHECK(c.est.memory.fits());
-    }
-}
 
 bool uses(const planned& c, gpu_type_id g) {
     bool any = false;
@@ -44,7 +37,7 @@ TEST_CASE("item 1: OPT-350 on 128 A100 + 128 V100, maximum throughput, uses A100
     sailor_planner planner(opt);
     const auto r = planner.plan(w.pb());
     REQUIRE(r.best());
-    check_valid(w.pb(), r);
+    test::check_all_valid(w.pb(), r);
     const planned& best = *r.best();
     CHECK_FALSE(uses(best, gpu_type_id{1}));
     // The public implementation's plan (peers.md): PP1 TP4 DP32, 2.47 s per iteration.
@@ -66,7 +59,7 @@ TEST_CASE("item 4: two zones x (128 A100 + 128 V100), OPT-350, constrained objec
         sailor_planner planner(opt);
         const auto r = planner.plan(w.pb());
         REQUIRE(r.best());
-        check_valid(w.pb(), r);
+        test::check_all_valid(w.pb(), r);
         const planned& best = *r.best();
         CHECK(best.throughput() >= 0.2);
         MESSAGE("min cost: " << best.gpus() << " GPUs, P" << best.P << " D" << best.D << ", " << best.throughput() << " it/s, "
@@ -85,7 +78,7 @@ TEST_CASE("item 4: two zones x (128 A100 + 128 V100), OPT-350, constrained objec
         sailor_planner planner(opt);
         const auto r = planner.plan(w.pb());
         REQUIRE(r.best());
-        check_valid(w.pb(), r);
+        test::check_all_valid(w.pb(), r);
         const planned& best = *r.best();
         CHECK(best.cost().value <= 1.2);
         MESSAGE("max throughput: " << best.gpus() << " GPUs, P" << best.P << " D" << best.D << ", " << best.throughput() << " it/s, "

@@ -133,30 +133,17 @@ struct stage_pricing {
         std::size_t k = 0;
         for (std::size_t q = 0; q < sp.cells->cells.size(); ++q)
             if (c.n[q] > 0) present[k++] = static_cast<std::uint8_t>(q);
-        std::array<std::pair<endpoint, endpoint>, 2 * max_cells> edges{};
-        std::size_t e = 0;
-        for (std::size_t j = 0; j < k; ++j) {
-            const endpoint a = at(sp, present[j], c);
-            if (c.n[present[j]] >= 2) edges[e++] = {a, a};
-            if (k >= 2) edges[e++] = {a, at(sp, present[(j + 1) % k], c)};
-        }
-        // Same arithmetic as collective::bucketed_ring_all_reduce, over the distinct edges.
-        auto ring = [&](bytes s) {
-            const bytes chunk = s / n;
-            seconds slowest{0};
-            for (std::size_t j = 0; j < e; ++j)
-                slowest = max(slowest, net.between(edges[j].first, edges[j].second).transfer_time(chunk));
-            return slowest * (2.0 * (n - 1));
+        // Replica k sits in present[cell_of(k)]; the shared collective prices the ring.
+        std::array<int, max_cells + 1> starts{};
+        for (std::size_t j = 0; j < k; ++j) starts[j + 1] = starts[j] + c.n[present[j]];
+        auto cell_of = [&](int pos) {
+            std::size_t j = 0;
+            while (starts[j + 1] <= pos) ++j;
+            return present[j];
         };
-        seconds t{0};
-        if (!(sp.bucket.value > 0)) {
-            t = ring(size);
-        } else {
-            const double full = std::floor(size.value / sp.bucket.value);
-            const bytes rest{size.value - full * sp.bucket.value};
-            t = ring(sp.bucket) * full;
-            if (rest.value > 0) t += ring(rest);
-        }
+        const seconds t = collective::bucketed_ring_all_reduce(n, size, sp.bucket, [&](int pos) -> decltype(auto) {
+            return net.between(at(sp, cell_of(pos), c), at(sp, cell_of((pos + 1) % n), c));
+        });
         usd egress{0};
         if (sp.track_money && k >= 2) {
             const bytes per_edge = size * (2.0 * double(n - 1) / double(n));
@@ -179,7 +166,6 @@ struct stage_pricing {
     [[nodiscard]] static boundary exact(const stage_problem& sp, int s, const composition& a, const composition& b) {
         const auto& net = sp.pb->hw.network;
         const bytes size = sp.stages[static_cast<std::size_t>(s)].activations;
-        const std::size_t C = sp.cells->cells.size();
         boundary out;
         std::size_t ca = 0, cb = 0;
         int left_a = 0, left_b = 0, pos = 0;
@@ -200,7 +186,6 @@ struct stage_pricing {
             left_b -= run;
             pos += run;
         }
-        (void)C;
         return out;
     }
 
@@ -336,7 +321,7 @@ private:
         }
         if (auto it = memo_.find(k); it != memo_.end()) return it->second;
 
-        auto& front = scratch_[static_cast<std::size_t>(i)];
+        auto& front = scratch_[static_cast<std::size_t>(i)];  // filled below, copied to pool_ at the end
         front.clear();
         const bool last = i + 1 == sp.P;
         const bool money = sp.track_money;
@@ -367,7 +352,7 @@ private:
                 entry e;
                 e.terms = {own, own, sync.value, choice.update.value, b.fwd.value, money ? rate : 0.0, money ? egress : 0.0};
                 e.comp = comp;
-                if (!beyond_bound(e.terms)) pareto_insert(scratch_[static_cast<std::size_t>(i)], e, money);
+                if (!beyond_bound(e.terms)) pareto_insert(front, e, money);
                 return;
             }
             const auto [off, len] = solve_state(i + 1, rest, comp);
@@ -384,14 +369,13 @@ private:
                            money ? s.comm + egress : 0.0};
                 e.child = c;
                 e.comp = comp;
-                if (!beyond_bound(e.terms)) pareto_insert(scratch_[static_cast<std::size_t>(i)], e, money);
+                if (!beyond_bound(e.terms)) pareto_insert(front, e, money);
             }
         });
 
-        auto& done = scratch_[static_cast<std::size_t>(i)];
         const auto off = static_cast<std::uint32_t>(pool_.size());
-        pool_.insert(pool_.end(), done.begin(), done.end());
-        const std::pair<std::uint32_t, std::uint32_t> span{off, static_cast<std::uint32_t>(done.size())};
+        pool_.insert(pool_.end(), front.begin(), front.end());
+        const std::pair<std::uint32_t, std::uint32_t> span{off, static_cast<std::uint32_t>(front.size())};
         memo_.emplace(k, span);
         return span;
     }
