@@ -250,3 +250,97 @@ TEST_CASE("heuristics on: plans stay valid and the same input gives the same pla
         CHECK_FALSE((wg.gpu == gpu_type_id{0} && wg.zone == zone_id{0}));
     });
 }
+
+TEST_CASE("fractional assignment: LP duality catches what a per-type-set (Hall) count misses") {
+    // Hand calculation: type 0 has 128 GPUs at TP 1, type 1 has 384 at TP 4, so at most
+    // 128 + 96 = 224 replicas exist. 22 stages x 17 replicas = 374 do not fit, although every
+    // stage allowed both types would pass a count of GPUs at the smallest TP (374 <= 512).
+    const std::array<int, max_types> cap{128, 384, 0, 0};
+    std::vector<std::array<int, max_types>> stages(22, {1, 4, 0, 0});
+    CHECK_FALSE(fractional_assignment_fits(stages, 17, cap, 2));
+    stages.resize(20);  // 20 x 11 = 220 <= 224
+    CHECK(fractional_assignment_fits(stages, 11, cap, 2));
+    CHECK_FALSE(fractional_assignment_fits(stages, 12, cap, 2));  // 240 > 224
+    // A stage that may only use type 1 takes 4 GPUs per replica from it.
+    stages.assign(2, {0, 4, 0, 0});
+    CHECK(fractional_assignment_fits(stages, 48, cap, 2));         // 2 x 48 x 4 = 384
+    CHECK_FALSE(fractional_assignment_fits(stages, 49, cap, 2));
+
+    // Never a false "no": on small random cases, whenever an integer assignment exists, the
+    // test says it fits (checked by enumerating every integer split of 3 stages over 2 types).
+    std::uint64_t x = 88172645463325252ull;
+    auto rnd = [&](int n) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        return int(x % std::uint64_t(n));
+    };
+    for (int trial = 0; trial < 300; ++trial) {
+        const std::array<int, max_types> c{rnd(13), rnd(13), 0, 0};
+        std::vector<std::array<int, max_types>> st(3);
+        for (auto& s : st) {
+            s = {0, 0, 0, 0};
+            while (s[0] == 0 && s[1] == 0)
+                for (int t = 0; t < 2; ++t) s[t] = rnd(2) ? 1 << rnd(3) : 0;
+        }
+        const int D = 1 + rnd(3);
+        bool integer = false;
+        for (int a0 = 0; a0 <= D; ++a0)
+            for (int a1 = 0; a1 <= D; ++a1)
+                for (int a2 = 0; a2 <= D; ++a2) {
+                    const int a[3] = {a0, a1, a2};
+                    int use0 = 0, use1 = 0;
+                    bool ok = true;
+                    for (int i = 0; i < 3; ++i) {
+                        if ((a[i] > 0 && st[i][0] == 0) || (a[i] < D && st[i][1] == 0)) ok = false;
+                        use0 += a[i] * st[i][0];
+                        use1 += (D - a[i]) * st[i][1];
+                    }
+                    integer = integer || (ok && use0 <= c[0] && use1 <= c[1]);
+                }
+        CAPTURE(trial);
+        if (integer) CHECK(fractional_assignment_fits(st, D, c, 2));
+    }
+}
+
+TEST_CASE("instance bound: never above the exhaustive optimum of its instance; infeasible means no plan") {
+    for (unsigned seed = 1; seed <= 4; ++seed) {
+        const random_world w(seed, seed % 2 == 0);
+        const problem pb = w.pb();
+        const h1_tp_within_node h1{};
+        const cell_set cells = make_cells(pb.hw, pb.hw.pool, [](gpu_type_id) { return true; });
+        std::vector<std::vector<int>> tps;
+        for (auto g : cells.types) tps.push_back(h1(pb, g));
+        h2_min_tp<> h2;
+        const simulator<> sim;
+        int compared = 0;
+        for (int P = 1; P <= 2; ++P)
+            for (int mbs : {1, 2}) {
+                const auto part = even_partition(pb.model.num_layers(), P);
+                const auto times = time_stages(pb, cells, part, mbs, tps, sim.time);
+                for (int D : data_parallel_degrees(pb.job.global_batch / mbs, 16 / P))
+                    for (bool money : {false, true}) {
+                        const stage_problem_options spo{std::nullopt, true, money, {}, schedule_kind::one_f_one_b};
+                        const auto sp = make_stage_problem(pb, cells, part, mbs, D, times, h2, all_cells_group(cells.cells), spo,
+                                                           sim.time.bucket);
+                        const auto best_t = exhaustive_solve(sp, dp_goal{}, sim);
+                        CAPTURE(seed);
+                        CAPTURE(P);
+                        CAPTURE(mbs);
+                        CAPTURE(D);
+                        if (!sp.bound.feasible()) {
+                            CHECK_FALSE(best_t);
+                            continue;
+                        }
+                        if (!best_t) continue;
+                        ++compared;
+                        CHECK(sp.lower_bound_iteration() <= best_t->iteration.value * (1 + 1e-12));
+                        if (!money) continue;
+                        dp_goal cheapest;
+                        cheapest.target = objective::cost;
+                        const auto best_c = exhaustive_solve(sp, cheapest, sim);
+                        REQUIRE(best_c);
+                        CHECK(sp.lower_bound_cost() <= best_c->cost.value * (1 + 1e-12));
+                    }
+            }
+        CHECK(compared > 3);
+    }
+}

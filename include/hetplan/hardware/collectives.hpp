@@ -5,6 +5,7 @@
 // edge, so the time is set by the slowest participant's link.
 #include <algorithm>
 #include <cmath>
+#include <concepts>
 #include <span>
 
 #include "hetplan/concepts/link.hpp"
@@ -21,6 +22,7 @@ seconds point_to_point(const L& link, bytes size) {
 /// `steps` chunk transfers of size/n, each as slow as the slowest ring edge. `edge(k)` returns
 /// the link from participant k to participant (k+1) mod n.
 template <class EdgeFn>
+    requires std::invocable<EdgeFn&, int>
 seconds ring_steps(int n, bytes size, double steps, EdgeFn&& edge) {
     if (n <= 1 || size.value <= 0) return seconds{0};
     const bytes chunk = size / n;
@@ -31,24 +33,29 @@ seconds ring_steps(int n, bytes size, double steps, EdgeFn&& edge) {
 
 /// Ring all-reduce of `size` bytes held by each of n participants: 2(n-1) steps of size/n.
 template <class EdgeFn>
+    requires std::invocable<EdgeFn&, int>
 seconds ring_all_reduce(int n, bytes size, EdgeFn&& edge) {
     return ring_steps(n, size, 2.0 * (n - 1), edge);
 }
 /// Ring all-gather producing `size` bytes on each participant: (n-1) steps of size/n.
 template <class EdgeFn>
+    requires std::invocable<EdgeFn&, int>
 seconds ring_all_gather(int n, bytes size, EdgeFn&& edge) {
     return ring_steps(n, size, 1.0 * (n - 1), edge);
 }
 /// Ring reduce-scatter of `size` bytes per participant: (n-1) steps of size/n.
 template <class EdgeFn>
+    requires std::invocable<EdgeFn&, int>
 seconds ring_reduce_scatter(int n, bytes size, EdgeFn&& edge) {
     return ring_steps(n, size, 1.0 * (n - 1), edge);
 }
 
-/// Same link on every edge (a homogeneous ring).
+/// Same link on every edge (a homogeneous ring): one transfer time, no loop over the edges
+/// (the same value ring_steps computes, since every edge is equally slow).
 template <concepts::link L>
 seconds ring_all_reduce(int n, bytes size, const L& link) {
-    return ring_all_reduce(n, size, [&](int) -> const L& { return link; });
+    if (n <= 1 || size.value <= 0) return seconds{0};
+    return link.transfer_time(size / n) * (2.0 * (n - 1));
 }
 template <concepts::link L>
 seconds ring_all_gather(int n, bytes size, const L& link) {
@@ -62,8 +69,9 @@ seconds ring_reduce_scatter(int n, bytes size, const L& link) {
 /// Splits a large all-reduce into buckets, as DeepSpeed/PyTorch DDP do (Sailor uses 500 MB):
 /// each bucket is a separate ring all-reduce, so the per-message bandwidth is that of a
 /// bucket's chunk rather than of the whole tensor.
-template <class EdgeFn>
-seconds bucketed_ring_all_reduce(int n, bytes size, bytes bucket, EdgeFn&& edge) {
+/// `edge` is either an edge function (as for ring_all_reduce) or one link for every edge.
+template <class Edges>
+seconds bucketed_ring_all_reduce(int n, bytes size, bytes bucket, const Edges& edge) {
     if (n <= 1 || size.value <= 0) return seconds{0};
     if (!(bucket.value > 0)) return ring_all_reduce(n, size, edge);
     const double full = std::floor(size.value / bucket.value);

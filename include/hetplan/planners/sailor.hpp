@@ -195,7 +195,6 @@ private:
                 std::map<std::vector<std::uint16_t>, std::optional<double>> seen;
                 for (const auto& level : levels) {
                 spo.tp_level = level;
-                bool scan_has_result = false;
                 auto solve = [&](int D) -> std::optional<double> {
                     if (stopped(out)) return std::nullopt;
                     const auto sp = search::make_stage_problem(pb, cells, part, mbs, D, times, h2_, groups, spo, sim_.time.bucket);
@@ -207,25 +206,22 @@ private:
                     auto& memo = seen[sig];
                     // Bound: skip instances that cannot beat the best plan so far.
                     const double lb = sp.lower_bound_iteration();
-                    if (!std::isfinite(lb) || (opt_.min_throughput && lb * *opt_.min_throughput > 1.0)) return memo;
+                    const double lb_cost = sp.lower_bound_cost();
+                    if (!std::isfinite(lb) || (opt_.min_throughput && lb * *opt_.min_throughput > 1.0) ||
+                        (opt_.max_cost && lb_cost > opt_.max_cost->value))
+                        return memo;
                     search::dp_goal g = goal;
-                    // A bounded-out D reads as "no better" to the scan once it has a result;
-                    // for the instance bound also before (the bound only grows as D shrinks).
-                    const std::optional<double> no_better = opt_.target == objective::throughput
-                                                                ? std::optional<double>(0.0)
-                                                                : std::optional<double>(std::numeric_limits<double>::infinity());
-                    if (!opt_.exhaustive && incumbent && opt_.target == objective::throughput) {
-                        if (lb > *incumbent) return memo = no_better;
-                        g.bound = *incumbent;
-                    } else if (!opt_.exhaustive && incumbent) {
+                    // Branch and bound against the best plan so far (exact). A bounded-out D
+                    // reads as "no plan" to the H3/H4 scan, which then goes on: its result is
+                    // unknown, and stopping there could miss a degree the heuristic would try.
+                    if (!opt_.exhaustive && incumbent) {
+                        const double floor = opt_.target == objective::throughput ? lb : lb_cost;
+                        if (floor > *incumbent) return memo;
                         g.bound = *incumbent;
                     }
                     ++out.stats.instances;
                     const auto sol = opt_.exhaustive ? search::exhaustive_solve(sp, g, sim_) : dp_.solve(sp, g);
-                    if (!sol) {  // nothing fits, or nothing beats the incumbent
-                        if (std::isfinite(g.bound) && scan_has_result) memo = no_better;
-                        return memo;
-                    }
+                    if (!sol) return memo;  // nothing fits, or nothing beats the incumbent
                     planned c;
                     c.pl = search::build_plan(sp, sol->stages);
                     c.est = sim_.run(pb, c.pl);
@@ -245,7 +241,6 @@ private:
                     const double objective_value = opt_.target == objective::throughput ? c.iteration().value : c.cost().value;
                     if (!incumbent || objective_value < *incumbent) incumbent = objective_value;
                     found.push_back(std::move(c));
-                    scan_has_result = true;
                     memo = metric;
                     return metric;
                 };

@@ -15,6 +15,7 @@
 #include "hetplan/cost/time/sailor.hpp"
 #include "hetplan/search/cells.hpp"
 #include "hetplan/search/prune/h2_min_tp.hpp"
+#include "hetplan/search/prune/instance_bound.hpp"
 
 namespace hetplan::search {
 
@@ -46,19 +47,13 @@ struct stage_problem {
     bytes bucket{5e8};
     std::array<double, max_types> usd_per_gpu_second{};
 
-    /// A lower bound on the iteration time of any plan of this instance: every stage at its
-    /// fastest typing, no communication. +inf when some stage has no typing that fits.
-    [[nodiscard]] double lower_bound_iteration() const {
-        double sum = 0, worst = 0;
-        for (const auto& st : stages) {
-            if (st.choices.empty()) return std::numeric_limits<double>::infinity();
-            double best = std::numeric_limits<double>::infinity();
-            for (const auto& c : st.choices) best = std::min(best, c.compute.value);
-            sum += best;
-            worst = std::max(worst, best);
-        }
-        return sum + double(per_replica - 1) * worst;
-    }
+    instance_bound bound;  ///< floors for branch and bound (prune/instance_bound.hpp)
+
+    /// A lower bound on the iteration time of any plan of this instance; +inf when the pool
+    /// cannot serve every stage.
+    [[nodiscard]] double lower_bound_iteration() const { return bound.iteration(per_replica); }
+    /// A lower bound on USD per iteration.
+    [[nodiscard]] double lower_bound_cost() const { return bound.cost(per_replica); }
 
     /// Microbatches of the replica at `position` (0-based, worker order): the first M mod D
     /// replicas take one more.
@@ -167,6 +162,7 @@ template <class MemoryModel>
         }
         sp.stages.push_back(std::move(menu));
     }
+    sp.bound = make_instance_bound(sp);
     return sp;
 }
 

@@ -220,9 +220,15 @@ public:
     [[nodiscard]] std::optional<dp_solution> solve(const stage_problem& sp, const dp_goal& goal) {
         sp_ = &sp;
         goal_ = goal;
+        // make_stage_problem fills the floors; a hand-built instance gets them here.
+        const bool has_bound = sp.bound.prefix.sum.size() == sp.stages.size() + 1;
+        if (!has_bound) own_bound_ = make_instance_bound(sp);
+        bound_ = has_bound ? &sp.bound : &own_bound_;
+        if (!bound_->feasible()) return std::nullopt;  // exact: the floors' Hall test is necessary
         memo_.clear();
         pool_.clear();
         sync_cache_.clear();
+        boundary_cache_.clear();
         if (scratch_.size() < static_cast<std::size_t>(sp.P) + 1) scratch_.resize(static_cast<std::size_t>(sp.P) + 1);
         cell_counts left{};
         for (std::size_t c = 0; c < sp.cells->cells.size(); ++c)
@@ -284,24 +290,65 @@ private:
         }
     };
 
-    /// Lowest objective any completion of a suffix with these terms can reach.
-    [[nodiscard]] bool beyond_bound(const suffix_terms& e) const {
-        const double t = e.sum + double(sp_->per_replica - 1) * e.strag + e.sync + e.upd;
+    /// Whether every plan whose suffix from stage `i` has these terms misses the goal: the
+    /// stages before `i` are taken at their floors (prune/instance_bound.hpp), which hold for
+    /// any prefix, so the memo stays exact.
+    [[nodiscard]] bool beyond_bound(int i, const suffix_terms& e) const { return beyond(i, e); }
+
+    /// The same for stage `i` alone, known by its terms except the activations it will send
+    /// on, with every later stage at its floors.
+    [[nodiscard]] bool beyond_stage(int i, suffix_terms e) const {
+        const instance_bound& b = *bound_;
+        const auto at = static_cast<std::size_t>(i);
+        const double own = e.sum + b.stages[at].p2p_out;
+        e.sum = own + b.suffix.sum[at + 1];
+        e.strag = std::max(own, b.suffix.strag[at + 1]);
+        e.sync = std::max(e.sync, b.suffix.sync[at + 1]);
+        e.upd = std::max(e.upd, b.suffix.update[at + 1]);
+        e.rate += b.suffix.rate[at + 1];
+        return beyond(i, e);
+    }
+
+    /// Whether a plan whose stages from `i` on have (at best) these terms misses the goal; the
+    /// stages before `i` are taken at their floors.
+    [[nodiscard]] bool beyond(int i, const suffix_terms& e) const {
+        const instance_bound& b = *bound_;
+        const auto at = static_cast<std::size_t>(i);
+        const double strag = std::max({e.strag, b.straggler, b.prefix.strag[at]});
+        const double t = b.prefix.sum[at] + e.sum + double(sp_->per_replica - 1) * strag + std::max(e.sync, b.prefix.sync[at]) +
+                         std::max(e.upd, b.prefix.update[at]);
         if (goal_.min_throughput && t * *goal_.min_throughput > 1.0) return true;
         if (!sp_->track_money) return goal_.target == objective::throughput && t > goal_.bound;
-        const double c = e.rate * t + e.comm;
+        const double c = (b.prefix.rate[at] + e.rate) * t + e.comm;
         if (goal_.max_cost && c > *goal_.max_cost) return true;
         return (goal_.target == objective::throughput ? t : c) > goal_.bound;
     }
 
+    /// Which cells a composition uses and each type's TP, packed (cache keys).
+    [[nodiscard]] std::uint32_t shape(const composition& c) const {
+        std::uint32_t mask = 0, tps = 0;
+        for (std::size_t q = 0; q < sp_->cells->cells.size(); ++q) mask |= std::uint32_t(c.n[q] > 0) << q;
+        for (std::size_t t = 0; t < max_types; ++t) tps |= std::uint32_t(std::bit_width(unsigned(c.tp[t]))) << (3 * t);
+        return mask | tps << 16;
+    }
+
+    /// stage_pricing::bound depends only on the two shapes: cached per instance.
+    stage_pricing::boundary boundary_bound(int s, const composition& a, const composition& b) {
+        if (s > 255) return stage_pricing::bound(*sp_, s, a, b);  // beyond the key's 8 bits
+        const std::uint64_t k = std::uint64_t(s) << 56 | std::uint64_t(shape(a)) << 28 | shape(b);
+        if (auto it = boundary_cache_.find(k); it != boundary_cache_.end()) return it->second;
+        const auto v = stage_pricing::bound(*sp_, s, a, b);
+        boundary_cache_.emplace(k, v);
+        return v;
+    }
+
+    /// The ring depends on which cells take part, which hold more than one replica (edges
+    /// inside a cell) and the TPs: cached per instance on those.
     std::pair<seconds, usd> stage_sync(int stage, const composition& c) {
-        std::uint64_t mask = 0, multi = 0, tps = 0;
-        for (std::size_t q = 0; q < sp_->cells->cells.size(); ++q) {
-            mask |= std::uint64_t(c.n[q] > 0) << q;
-            multi |= std::uint64_t(c.n[q] > 1) << q;
-        }
-        for (std::size_t t = 0; t < max_types; ++t) tps |= std::uint64_t(std::bit_width(unsigned(c.tp[t]))) << (3 * t);
-        const std::uint64_t k = (std::uint64_t(stage) << 56) | (tps << 32) | (multi << 16) | mask;
+        if (stage > 255) return stage_pricing::sync(*sp_, stage, c);  // beyond the key's 8 bits
+        std::uint64_t multi = 0;
+        for (std::size_t q = 0; q < sp_->cells->cells.size(); ++q) multi |= std::uint64_t(c.n[q] > 1) << q;
+        const std::uint64_t k = std::uint64_t(stage) << 56 | multi << 28 | shape(c);
         if (auto it = sync_cache_.find(k); it != sync_cache_.end()) return it->second;
         auto v = stage_pricing::sync(*sp_, stage, c);
         sync_cache_.emplace(k, v);
@@ -343,18 +390,19 @@ private:
                 rate += gpus * sp.usd_per_gpu_second[cells[q].type];
             }
             stage_pricing::boundary b;
-            if (i > 0)
-                b = sp.exact_boundaries ? stage_pricing::exact(sp, i - 1, seen_prev, comp)
-                                        : stage_pricing::bound(sp, i - 1, seen_prev, comp);
+            if (i > 0) b = sp.exact_boundaries ? stage_pricing::exact(sp, i - 1, seen_prev, comp) : boundary_bound(i - 1, seen_prev, comp);
             const double own = (choice.compute + b.bwd).value;
             const double egress = (ring_egress + b.egress).value;
             if (last) {
                 entry e;
                 e.terms = {own, own, sync.value, choice.update.value, b.fwd.value, money ? rate : 0.0, money ? egress : 0.0};
                 e.comp = comp;
-                if (!beyond_bound(e.terms)) pareto_insert(front, e, money);
+                if (!beyond_bound(i, e.terms)) pareto_insert(front, e, money);
                 return;
             }
+            // Skip the subtree when even floors for every later stage miss the goal.
+            if (beyond_stage(i, {own, own, sync.value, choice.update.value, 0.0, money ? rate : 0.0, money ? egress : 0.0}))
+                return;
             const auto [off, len] = solve_state(i + 1, rest, comp);
             for (std::uint32_t c = off; c < off + len; ++c) {
                 const suffix_terms& s = pool_[c].terms;
@@ -369,7 +417,7 @@ private:
                            money ? s.comm + egress : 0.0};
                 e.child = c;
                 e.comp = comp;
-                if (!beyond_bound(e.terms)) pareto_insert(front, e, money);
+                if (!beyond_bound(i, e.terms)) pareto_insert(front, e, money);
             }
         });
 
@@ -381,9 +429,12 @@ private:
     }
 
     const stage_problem* sp_ = nullptr;
+    const instance_bound* bound_ = nullptr;
+    instance_bound own_bound_;
     dp_goal goal_{};
     std::unordered_map<key, std::pair<std::uint32_t, std::uint32_t>, key_hash> memo_;
     std::unordered_map<std::uint64_t, std::pair<seconds, usd>> sync_cache_;
+    std::unordered_map<std::uint64_t, stage_pricing::boundary> boundary_cache_;
     std::vector<entry> pool_;
     std::vector<std::vector<entry>> scratch_;
     dp_stats stats_;

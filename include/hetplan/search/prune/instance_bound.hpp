@@ -1,0 +1,225 @@
+#pragma once
+// Exact branch and bound for Sailor's search: a lower bound on every plan of one stage_problem
+// instance, from the stage menus, the pool and the network, before any DP is run. It prunes
+// whole instances against the best plan so far, and — as prefix and suffix aggregates —
+// partial solutions inside the stage DP. Nothing here is a heuristic: each floor is at most the
+// value the simulator (Sailor §4.3) gives any plan of the instance.
+//
+//   compute   the fastest typing of the stage that could alone supply D replicas from the pool
+//   p2p       activations in and gradients out over the fastest link between any endpoints the
+//             neighbouring stages could use
+//   straggler the smallest stage time v such that typings no slower than v can serve every
+//             stage at once: a Hall condition over sets of GPU types (stages that may only use
+//             types in S need at least D x (smallest TP) GPUs of S)
+//   sync      a ring all-reduce of the stage's gradients over D replicas on the fastest link
+//             between any two endpoints it could use (a ring is as slow as its slowest edge)
+//   update    the fastest optimizer step of any typing
+//   rate      USD/s of D replicas at the cheapest typing (for the cost objective)
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <boost/container/small_vector.hpp>
+
+#include "hetplan/hardware/collectives.hpp"
+#include "hetplan/search/cells.hpp"
+
+namespace hetplan::search {
+
+struct stage_floor {
+    double compute = std::numeric_limits<double>::infinity();
+    double p2p_in = 0;   ///< gradients sent back to the previous stage, per microbatch
+    double p2p_out = 0;  ///< activations sent to the next stage, per microbatch
+    double sync = 0;
+    double update = std::numeric_limits<double>::infinity();
+    double rate = std::numeric_limits<double>::infinity();
+
+    /// Floor of the stage's time per microbatch (compute + p2p), as the pipeline counts it.
+    [[nodiscard]] double time() const { return compute + p2p_in + p2p_out; }
+};
+
+struct instance_bound {
+    std::vector<stage_floor> stages;
+    double straggler = std::numeric_limits<double>::infinity();
+    /// Aggregates of the floors over stages [0, i) (prefix) and [i, P) (suffix), i = 0..P.
+    struct aggregate {
+        std::vector<double> sum, strag, sync, update, rate;
+    };
+    aggregate prefix, suffix;
+
+    [[nodiscard]] bool feasible() const { return straggler < std::numeric_limits<double>::infinity(); }
+
+    /// Lower bound on the iteration time with `per_replica` microbatches on the busiest replica
+    /// (Sailor §4.3: warm-up + (m-1) straggler + slowest all-reduce + slowest update).
+    [[nodiscard]] double iteration(int per_replica) const {
+        if (!feasible()) return std::numeric_limits<double>::infinity();
+        const std::size_t P = stages.size();
+        return prefix.sum[P] + double(per_replica - 1) * straggler + prefix.sync[P] + prefix.update[P];
+    }
+    /// Lower bound on USD per iteration (GPU time only; egress is never negative).
+    [[nodiscard]] double cost(int per_replica) const {
+        return feasible() ? prefix.rate[stages.size()] * iteration(per_replica) : std::numeric_limits<double>::infinity();
+    }
+};
+
+/// Whether D replicas per stage can be drawn from the pool even fractionally: stage i may use
+/// type t at allowed[i][t] GPUs per replica (0 = not at all), type t has cap[t] GPUs. By LP
+/// duality the answer is no exactly when some prices y >= 0 per GPU make the cheapest way to
+/// serve every stage dearer than the whole pool:
+///   sum_i D min_t y_t allowed[i][t] > sum_t y_t cap[t].
+/// The extreme rays of that inequality set price ratios that are products of TP ratios, all
+/// powers of two, so trying y_t in {0, 1, 2, 4, ...} up to the largest such ratio is exact
+/// (capped at 5^4 price vectors for four types, where it is a weaker, still valid test).
+template <class Allowed>
+[[nodiscard]] bool fractional_assignment_fits(const Allowed& allowed, int D, const std::array<int, max_types>& cap,
+                                              std::size_t T) {
+    int lo = std::numeric_limits<int>::max(), hi = 1;
+    for (const auto& a : allowed)
+        for (std::size_t t = 0; t < T; ++t)
+            if (a[t] > 0) lo = std::min(lo, a[t]), hi = std::max(hi, a[t]);
+    if (lo == std::numeric_limits<int>::max()) return allowed.empty();
+    const int spread = std::bit_width(unsigned(hi / lo)) - 1;           // log2 of the largest TP ratio
+    const int K = std::min<int>(spread * int(T > 0 ? T - 1 : 0), T >= 4 ? 3 : 16);  // price exponents 0..K
+    std::array<int, max_types> e{};  // exponent + 1 per type; 0 = price 0
+    for (;;) {
+        std::array<std::int64_t, max_types> y{};
+        for (std::size_t t = 0; t < T; ++t) y[t] = e[t] == 0 ? 0 : std::int64_t{1} << (e[t] - 1);
+        std::int64_t need = 0, have = 0;
+        for (std::size_t t = 0; t < T; ++t) have += y[t] * cap[t];
+        for (const auto& a : allowed) {
+            std::int64_t cheapest = std::numeric_limits<std::int64_t>::max();
+            for (std::size_t t = 0; t < T; ++t)
+                if (a[t] > 0) cheapest = std::min(cheapest, y[t] * a[t]);
+            need += cheapest * D;
+        }
+        if (need > have) return false;
+        std::size_t t = 0;
+        while (t < T && ++e[t] > K + 1) e[t++] = 0;
+        if (t == T) return true;
+    }
+}
+
+/// Builds the bound for an instance. `SP` is a stage_problem (kept generic to avoid a cycle).
+template <class SP>
+[[nodiscard]] instance_bound make_instance_bound(const SP& sp) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    const auto& cells = sp.cells->cells;
+    const auto& net = sp.pb->hw.network;
+    const std::size_t T = sp.cells->types.size();
+    const std::size_t P = sp.stages.size();
+    std::array<int, max_types> cap{};
+    for (const auto& c : cells) cap[c.type] += c.capacity;
+
+    instance_bound b;
+    b.stages.resize(P);
+    // Endpoints (cell, TP) each stage's typings could place a replica on.
+    using endpoints = boost::container::small_vector<endpoint, 16>;
+    std::vector<endpoints> ends(P);
+    for (std::size_t i = 0; i < P; ++i) {
+        stage_floor& f = b.stages[i];
+        for (const auto& ch : sp.stages[i].choices) {
+            int supply = 0;
+            double cheapest = inf;
+            for (std::size_t t = 0; t < T; ++t) {
+                if (!(ch.types >> t & 1u)) continue;
+                supply += cap[t] / ch.tp[t];
+                cheapest = std::min(cheapest, ch.tp[t] * sp.usd_per_gpu_second[t]);
+            }
+            for (const auto& c : cells) {
+                if (!(ch.types >> c.type & 1u)) continue;
+                const endpoint e{c.zone, c.gpu, ch.tp[c.type]};
+                if (std::find(ends[i].begin(), ends[i].end(), e) == ends[i].end()) ends[i].push_back(e);
+            }
+            if (supply < sp.D) continue;
+            f.compute = std::min(f.compute, ch.compute.value);
+            f.update = std::min(f.update, ch.update.value);
+            f.rate = std::min(f.rate, cheapest * sp.D);
+        }
+        if (!(f.compute < inf)) return b;  // some stage can never be served: infeasible
+    }
+
+    // Fastest transfer between two endpoint sets; neighbouring boundaries usually repeat.
+    auto fastest = [&](const endpoints& from, const endpoints& to, bytes size) {
+        double best = inf;
+        for (const endpoint& x : from)
+            for (const endpoint& y : to) best = std::min(best, net.between(x, y).transfer_time(size).value);
+        return best;
+    };
+    for (std::size_t i = 0; i + 1 < P; ++i) {
+        const bytes size = sp.stages[i].activations;
+        const bool repeat = i > 0 && size.value == sp.stages[i - 1].activations.value && ends[i] == ends[i - 1] &&
+                            ends[i + 1] == ends[i];
+        b.stages[i].p2p_out = repeat ? b.stages[i - 1].p2p_out : fastest(ends[i], ends[i + 1], size);
+        b.stages[i + 1].p2p_in = repeat ? b.stages[i].p2p_in : fastest(ends[i + 1], ends[i], size);
+    }
+
+    // Straggler: the smallest threshold on stage time (singleton typings' compute plus the
+    // stage's p2p floor) at which the Hall test passes; the test is monotone in the threshold.
+    std::vector<double> thresholds;
+    for (std::size_t i = 0; i < P; ++i)
+        for (const auto& ch : sp.stages[i].choices)
+            if (std::has_single_bit(unsigned(ch.types)))
+                thresholds.push_back(ch.compute.value + b.stages[i].p2p_in + b.stages[i].p2p_out);
+    std::sort(thresholds.begin(), thresholds.end());
+    thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
+    auto serves_all = [&](double v) {
+        boost::container::small_vector<std::array<int, max_types>, 64> allowed(P);
+        for (std::size_t i = 0; i < P; ++i) {
+            allowed[i].fill(0);
+            const double p2p = b.stages[i].p2p_in + b.stages[i].p2p_out;
+            bool any = false;
+            for (const auto& ch : sp.stages[i].choices) {
+                if (!std::has_single_bit(unsigned(ch.types)) || ch.compute.value + p2p > v) continue;
+                const auto t = static_cast<std::size_t>(std::countr_zero(unsigned(ch.types)));
+                allowed[i][t] = allowed[i][t] == 0 ? ch.tp[t] : std::min<int>(allowed[i][t], ch.tp[t]);
+                any = true;
+            }
+            if (!any) return false;
+        }
+        return fractional_assignment_fits(allowed, sp.D, cap, T);
+    };
+    const auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !serves_all(v); });
+    if (it == thresholds.end()) return b;
+
+    // Sync: the fastest uniform ring over endpoints the stage could use.
+    for (std::size_t i = 0; i < P && sp.D > 1; ++i) {
+        if (i > 0 && ends[i] == ends[i - 1] && sp.stages[i].gradients.value == sp.stages[i - 1].gradients.value) {
+            b.stages[i].sync = b.stages[i - 1].sync;
+            continue;
+        }
+        double best = inf;
+        for (const endpoint& x : ends[i])
+            for (const endpoint& y : ends[i])
+                best = std::min(best,
+                                collective::bucketed_ring_all_reduce(sp.D, sp.stages[i].gradients, sp.bucket, net.between(x, y)).value);
+        b.stages[i].sync = best < inf ? best : 0.0;
+    }
+
+    for (auto* a : {&b.prefix, &b.suffix})
+        for (auto* v : {&a->sum, &a->strag, &a->sync, &a->update, &a->rate}) v->assign(P + 1, 0.0);
+    double strag = 0;
+    for (std::size_t i = 0; i < P; ++i) {
+        const stage_floor& f = b.stages[i];
+        strag = std::max(strag, f.time());
+        b.prefix.sum[i + 1] = b.prefix.sum[i] + f.time();
+        b.prefix.strag[i + 1] = std::max(b.prefix.strag[i], f.time());
+        b.prefix.sync[i + 1] = std::max(b.prefix.sync[i], f.sync);
+        b.prefix.update[i + 1] = std::max(b.prefix.update[i], f.update);
+        b.prefix.rate[i + 1] = b.prefix.rate[i] + f.rate;
+    }
+    for (std::size_t i = P; i-- > 0;) {
+        const stage_floor& f = b.stages[i];
+        b.suffix.sum[i] = b.suffix.sum[i + 1] + f.time();
+        b.suffix.strag[i] = std::max(b.suffix.strag[i + 1], f.time());
+        b.suffix.sync[i] = std::max(b.suffix.sync[i + 1], f.sync);
+        b.suffix.update[i] = std::max(b.suffix.update[i + 1], f.update);
+        b.suffix.rate[i] = b.suffix.rate[i + 1] + f.rate;
+    }
+    b.straggler = std::max(*it, strag);
+    return b;
+}
+
+}  // namespace hetplan::search
