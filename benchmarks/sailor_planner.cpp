@@ -1,6 +1,8 @@
-// Sailor planner search times. With HETPLAN_DATA_DIR set, the published scenarios (pipelines of
-// at most `max_P` stages); always, the built-in small instance against exhaustive search over the
-// same plan space (the straightforward version of the same search).
+// Sailor planner search times. Always: the built-in small instance, stage DP against exhaustive
+// search over the same plan space. With HETPLAN_DATA_DIR set: the scenarios at full
+// depth, each including reading Sailor's files; the branch-and-bound search against the
+// straightforward one (same plans, no floors) where the latter finishes; and 256 GPUs per type
+// with 1, 2 and 3 types. Run with e.g. `--benchmark-samples 10`.
 #define CATCH_CONFIG_ENABLE_BENCHMARKING
 #include <catch2/catch.hpp>
 
@@ -52,26 +54,75 @@ TEST_CASE("Sailor planner: DP vs exhaustive search, 16 GPUs, heuristics off") {
     BENCHMARK("exhaustive") { return sailor_planner(opt).plan(s.pb()).ranked.size(); };
 }
 
-TEST_CASE("Sailor planner: published scenarios") {
+namespace {
+
+std::filesystem::path sailor_root() {
     const char* dir = std::getenv("HETPLAN_DATA_DIR");
-    if (!dir || !*dir) return;
-    const auto root = std::filesystem::path(dir) / "sailor";
-    for (int max_P : {1, 2, 4}) {
-        auto w = io::sailor::load_world(root, "OPT-350", {"A100-40", "V100-16"}, {"us-central1-a"});
+    return dir && *dir ? std::filesystem::path(dir) / "sailor" : std::filesystem::path{};
+}
+
+/// Reads the scenario's files, sets the pool (GPUs per (type, zone), in the order given) and
+/// plans: what a scheduler does on each availability change.
+std::size_t load_and_plan(const std::string& model, const std::vector<std::string>& gpus, const std::vector<std::string>& zones,
+                          const std::vector<int>& per_type_zone, const sailor_options& opt) {
+    auto w = io::sailor::load_world(sailor_root(), model, gpus, zones);
+    std::size_t k = 0;
+    for (std::size_t z = 0; z < zones.size(); ++z)
+        for (std::size_t g = 0; g < gpus.size(); ++g) w.hw.pool.set(gpu_type_id{g}, zone_id{z}, per_type_zone[k++ % per_type_zone.size()]);
+    return sailor_planner(opt).plan(w.pb()).ranked.size();
+}
+
+}  // namespace
+
+TEST_CASE("Sailor planner: the issue's scenarios, full depth, reading the inputs included") {
+    if (sailor_root().empty()) return;
+    const std::vector<std::string> av{"A100-40", "V100-16"};
+    BENCHMARK("item 1: OPT-350, 128 A100 + 128 V100") { return load_and_plan("OPT-350", av, {"us-central1-a"}, {128, 128}, {}); };
+    for (auto [a, v] : {std::pair{32, 96}, std::pair{80, 240}, std::pair{128, 384}})
+        BENCHMARK("item 2: GPT-Neo-2.7, " + std::to_string(a) + " A100 + " + std::to_string(v) + " V100") {
+            return load_and_plan("GPT-Neo-2.7", av, {"us-central1-a"}, {a, v}, {});
+        };
+    BENCHMARK("item 3: OPT-350, 32 A100 in each of 5 zones, 2 regions") {
+        return load_and_plan("OPT-350", {"A100-40"}, {"us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f", "us-west1-b"},
+                             {32}, {});
+    };
+    sailor_options cheapest;
+    cheapest.target = objective::cost;
+    cheapest.min_throughput = 0.2;
+    BENCHMARK("item 4: OPT-350, 2 zones x (128 A100 + 128 V100), min cost, >= 0.2 it/s") {
+        return load_and_plan("OPT-350", av, {"us-central1-a", "us-central1-b"}, {128}, cheapest);
+    };
+    sailor_options budget;
+    budget.max_cost = usd{1.2};
+    BENCHMARK("item 4: OPT-350, 2 zones x (128 A100 + 128 V100), max throughput, <= 1.2 USD/it") {
+        return load_and_plan("OPT-350", av, {"us-central1-a", "us-central1-b"}, {128}, budget);
+    };
+}
+
+TEST_CASE("Sailor planner: branch and bound vs the straightforward search (same plans)") {
+    if (sailor_root().empty()) return;
+    for (int max_P : {4, 8}) {
+        auto w = io::sailor::load_world(sailor_root(), "OPT-350", {"A100-40", "V100-16"}, {"us-central1-a"});
         w.hw.pool.set(gpu_type_id{0}, zone_id{0}, 128);
         w.hw.pool.set(gpu_type_id{1}, zone_id{0}, 128);
         sailor_options opt;
         opt.max_pipeline_degree = max_P;
-        BENCHMARK("OPT-350 128 A100 + 128 V100, P <= " + std::to_string(max_P)) { return sailor_planner(opt).plan(w.pb()).ranked.size(); };
+        const std::string name = "item 1, P <= " + std::to_string(max_P);
+        BENCHMARK(name + ": branch and bound") { return sailor_planner(opt).plan(w.pb()).ranked.size(); };
+        opt.branch_and_bound = false;
+        BENCHMARK(name + ": straightforward") { return sailor_planner(opt).plan(w.pb()).ranked.size(); };
     }
-    for (auto [a, v] : {std::pair{32, 96}, std::pair{80, 240}, std::pair{128, 384}}) {
-        auto w = io::sailor::load_world(root, "GPT-Neo-2.7", {"A100-40", "V100-16"}, {"us-central1-a"});
-        w.hw.pool.set(gpu_type_id{0}, zone_id{0}, a);
-        w.hw.pool.set(gpu_type_id{1}, zone_id{0}, v);
-        sailor_options opt;
-        opt.max_pipeline_degree = 4;
-        BENCHMARK("GPT-Neo-2.7 " + std::to_string(a) + " A100 + " + std::to_string(v) + " V100, P <= 4") {
-            return sailor_planner(opt).plan(w.pb()).ranked.size();
-        };
+}
+
+TEST_CASE("Sailor planner: 256 GPUs per type in one zone, 1, 2 and 3 types") {
+    if (sailor_root().empty()) return;
+    const std::vector<std::string> all{"A100-40", "V100-16", "GH-96"};  // the types with measured links
+    for (std::size_t n = 1; n <= 3; ++n) {
+        const std::vector<std::string> types(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
+        BENCHMARK("OPT-350, " + std::to_string(n) + " x 256") { return load_and_plan("OPT-350", types, {"us-central1-a"}, {256}, {}); };
+        if (n < 3)  // Sailor's GH-96 profile of GPT-Neo-2.7 has 26 layers, not 34: unusable
+            BENCHMARK("GPT-Neo-2.7, " + std::to_string(n) + " x 256") {
+                return load_and_plan("GPT-Neo-2.7", types, {"us-central1-a"}, {256}, {});
+            };
     }
 }

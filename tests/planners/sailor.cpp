@@ -344,3 +344,33 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
         CHECK(compared > 3);
     }
 }
+
+TEST_CASE("branch and bound returns exactly the straightforward search's plans") {
+    for (unsigned seed = 1; seed <= 4; ++seed) {
+        const random_world w(seed, seed % 2 == 1);
+        const problem pb = w.pb();
+        CAPTURE(seed);
+        for (bool heuristics : {true, false})
+            for (int variant = 0; variant < 3; ++variant) {
+                CAPTURE(heuristics);
+                CAPTURE(variant);
+                sailor_options opt;
+                if (!heuristics) opt.heuristics = sailor_heuristics::none();
+                opt.max_pipeline_degree = 3;
+                if (variant == 1) opt.target = objective::cost;
+                if (variant == 2) opt.min_throughput = 0.5 / sailor_planner<>(opt).plan(pb).best()->iteration().value;
+                opt.branch_and_bound = false;
+                const auto plain = sailor_planner<>(opt).plan(pb);
+                opt.branch_and_bound = true;
+                const auto bnb = sailor_planner<>(opt).plan(pb);
+                REQUIRE(plain.ranked.size() == bnb.ranked.size());
+                REQUIRE_FALSE(plain.ranked.empty());
+                for (std::size_t k = 0; k < plain.ranked.size(); ++k) CHECK(plain.ranked[k].pl == bnb.ranked[k].pl);
+                CHECK(bnb.stats.instances <= plain.stats.instances);
+                // The ranked list keeps plans within 5% of the best.
+                for (const auto& c : bnb.ranked)
+                    CHECK((variant == 1 ? c.cost().value / bnb.best()->cost().value
+                                        : c.iteration().value / bnb.best()->iteration().value) <= 1.05 + 1e-12);
+            }
+    }
+}

@@ -63,8 +63,14 @@ struct sailor_options {
     int max_pipeline_degree = 0;             ///< 0: up to the number of layers
     std::vector<int> microbatch_sizes;       ///< empty: powers of two the profiles cover
     std::size_t keep = 16;                   ///< length of the ranked list
+    /// The ranked list holds plans within this fraction of the best (one per instance); the
+    /// search is bounded by it, so a wider band costs search time.
+    double rank_within = 0.05;
     const std::atomic<bool>* stop = nullptr; ///< set to stop early and keep the best so far
     bool exhaustive = false;                 ///< replace the stage DP by exhaustive search (tests)
+    /// Off: the straightforward search — every instance solved in full, no floors — which
+    /// returns the same plans (tests and the benchmark's reference).
+    bool branch_and_bound = true;
 };
 
 /// One planned configuration, simulated and validated.
@@ -181,7 +187,7 @@ private:
             }
         }
         std::vector<planned> found;
-        std::optional<double> incumbent;  // best objective so far (seconds or USD), for bounding
+        std::vector<double> ranked;  // objectives (seconds or USD) of the best `keep` plans so far
         dp_.reset_stats();
         for (int P : search::pipeline_degrees(maxP, total)) {
             const auto part = search::even_partition(L, P);
@@ -204,24 +210,33 @@ private:
                         for (const auto& c : st.choices) sig.insert(sig.end(), c.tp.begin(), c.tp.end());
                     if (auto it = seen.find(sig); it != seen.end()) return it->second;
                     auto& memo = seen[sig];
-                    // Bound: skip instances that cannot beat the best plan so far.
+                    // Floors of every plan of the instance (prune/instance_bound.hpp).
                     const double lb = sp.lower_bound_iteration();
                     const double lb_cost = sp.lower_bound_cost();
-                    if (!std::isfinite(lb) || (opt_.min_throughput && lb * *opt_.min_throughput > 1.0) ||
-                        (opt_.max_cost && lb_cost > opt_.max_cost->value))
+                    constexpr double over = 1 + search::bound_slack;
+                    const bool bnb = opt_.branch_and_bound && !opt_.exhaustive;
+                    if (bnb && (!std::isfinite(lb) || (opt_.min_throughput && lb * *opt_.min_throughput > over) ||
+                                (opt_.max_cost && lb_cost > opt_.max_cost->value * over)))
                         return memo;
                     search::dp_goal g = goal;
-                    // Branch and bound against the best plan so far (exact). A bounded-out D
-                    // reads as "no plan" to the H3/H4 scan, which then goes on: its result is
-                    // unknown, and stopping there could miss a degree the heuristic would try.
-                    if (!opt_.exhaustive && incumbent) {
+                    g.floors = bnb;
+                    // Branch and bound (exact): an instance that cannot enter the ranked list
+                    // (within rank_within of the best so far, and better than the keep-th) is
+                    // skipped, or searched with that bound. Both read as "no plan" to the H3/H4 scan, which then goes on.
+                    std::optional<double> cut;
+                    if (!ranked.empty()) cut = ranked.front() * (1 + opt_.rank_within);
+                    if (ranked.size() >= opt_.keep) cut = std::min(*cut, ranked.back());
+                    if (cut && bnb) {
                         const double floor = opt_.target == objective::throughput ? lb : lb_cost;
-                        if (floor > *incumbent) return memo;
-                        g.bound = *incumbent;
+                        if (floor > *cut * over) return memo;
+                        g.bound = *cut;
                     }
                     ++out.stats.instances;
                     const auto sol = opt_.exhaustive ? search::exhaustive_solve(sp, g, sim_) : dp_.solve(sp, g);
-                    if (!sol) return memo;  // nothing fits, or nothing beats the incumbent
+                    if (!sol) return memo;  // nothing fits, or nothing can enter the list
+                    // The same rule after the fact, so the straightforward search (no bounds)
+                    // returns the same plans.
+                    if (cut && (opt_.target == objective::throughput ? sol->iteration.value : sol->cost.value) > *cut) return memo;
                     planned c;
                     c.pl = search::build_plan(sp, sol->stages);
                     c.est = sim_.run(pb, c.pl);
@@ -238,8 +253,9 @@ private:
                     }
                     if (!meets(c)) return std::nullopt;
                     const double metric = opt_.target == objective::throughput ? c.throughput() : c.cost().value;
-                    const double objective_value = opt_.target == objective::throughput ? c.iteration().value : c.cost().value;
-                    if (!incumbent || objective_value < *incumbent) incumbent = objective_value;
+                    const double objective_value = objective_of(c);
+                    ranked.insert(std::upper_bound(ranked.begin(), ranked.end(), objective_value), objective_value);
+                    if (ranked.size() > opt_.keep) ranked.pop_back();
                     found.push_back(std::move(c));
                     memo = metric;
                     return metric;
@@ -251,6 +267,10 @@ private:
             }
         }
         std::stable_sort(found.begin(), found.end(), [&](const planned& a, const planned& b) { return better(a, b); });
+        if (!found.empty()) {  // plans found before the best may lie outside its band
+            const double limit = objective_of(found.front()) * (1 + opt_.rank_within);
+            std::erase_if(found, [&](const planned& c) { return objective_of(c) > limit; });
+        }
         if (found.size() > opt_.keep) found.resize(opt_.keep);
         out.ranked = std::move(found);
         out.stats.dp_states = dp_.stats().states;
@@ -262,6 +282,10 @@ private:
     [[nodiscard]] bool stopped(planner_result& out) const {
         if (opt_.stop && opt_.stop->load(std::memory_order_relaxed)) out.stats.stopped = true;
         return out.stats.stopped;
+    }
+    /// What the target minimises: seconds per iteration or USD per iteration.
+    [[nodiscard]] double objective_of(const planned& c) const {
+        return opt_.target == objective::throughput ? c.iteration().value : c.cost().value;
     }
     [[nodiscard]] bool meets(const planned& c) const {
         if (opt_.max_cost && c.cost() > *opt_.max_cost) return false;

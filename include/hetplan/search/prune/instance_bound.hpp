@@ -52,6 +52,16 @@ struct instance_bound {
 
     [[nodiscard]] bool feasible() const { return straggler < std::numeric_limits<double>::infinity(); }
 
+    /// Floors of zero for P stages: bounds nothing (the straightforward search).
+    [[nodiscard]] static instance_bound zero(std::size_t P) {
+        instance_bound b;
+        b.stages.assign(P, stage_floor{0, 0, 0, 0, 0, 0});
+        b.straggler = 0;
+        for (auto* a : {&b.prefix, &b.suffix})
+            for (auto* v : {&a->sum, &a->strag, &a->sync, &a->update, &a->rate}) v->assign(P + 1, 0.0);
+        return b;
+    }
+
     /// Lower bound on the iteration time with `per_replica` microbatches on the busiest replica
     /// (Sailor §4.3: warm-up + (m-1) straggler + slowest all-reduce + slowest update).
     [[nodiscard]] double iteration(int per_replica) const {

@@ -44,6 +44,10 @@ struct composition {
 
 enum class objective { throughput, cost };
 
+/// Relative slack on every bound test: floors and the DP's sums may round differently, and a
+/// partial solution is only dropped when it is clearly above the bound.
+inline constexpr double bound_slack = 1e-9;
+
 /// What the root of the DP optimises, and the optional constraint (§4.2.3).
 struct dp_goal {
     objective target = objective::throughput;
@@ -52,6 +56,9 @@ struct dp_goal {
     /// Branch and bound: partial solutions whose objective (iteration seconds or USD) can only
     /// end above this are dropped. Exact: every term only grows as stages are added.
     double bound = std::numeric_limits<double>::infinity();
+    /// Prune with the instance's floors (prune/instance_bound.hpp); off, only the terms a
+    /// partial solution already has are compared (the straightforward DP).
+    bool floors = true;
 };
 
 struct dp_solution {
@@ -222,9 +229,10 @@ public:
         goal_ = goal;
         // make_stage_problem fills the floors; a hand-built instance gets them here.
         const bool has_bound = sp.bound.prefix.sum.size() == sp.stages.size() + 1;
-        if (!has_bound) own_bound_ = make_instance_bound(sp);
-        bound_ = has_bound ? &sp.bound : &own_bound_;
-        if (!bound_->feasible()) return std::nullopt;  // exact: the floors' Hall test is necessary
+        if (!goal.floors) own_bound_ = instance_bound::zero(sp.stages.size());
+        else if (!has_bound) own_bound_ = make_instance_bound(sp);
+        bound_ = goal.floors && has_bound ? &sp.bound : &own_bound_;
+        if (!bound_->feasible()) return std::nullopt;  // exact: the floors' resource test is necessary
         memo_.clear();
         pool_.clear();
         sync_cache_.clear();
@@ -317,11 +325,12 @@ private:
         const double strag = std::max({e.strag, b.straggler, b.prefix.strag[at]});
         const double t = b.prefix.sum[at] + e.sum + double(sp_->per_replica - 1) * strag + std::max(e.sync, b.prefix.sync[at]) +
                          std::max(e.upd, b.prefix.update[at]);
-        if (goal_.min_throughput && t * *goal_.min_throughput > 1.0) return true;
-        if (!sp_->track_money) return goal_.target == objective::throughput && t > goal_.bound;
+        constexpr double over = 1 + bound_slack;
+        if (goal_.min_throughput && t * *goal_.min_throughput > over) return true;
+        if (!sp_->track_money) return goal_.target == objective::throughput && t > goal_.bound * over;
         const double c = (b.prefix.rate[at] + e.rate) * t + e.comm;
-        if (goal_.max_cost && c > *goal_.max_cost) return true;
-        return (goal_.target == objective::throughput ? t : c) > goal_.bound;
+        if (goal_.max_cost && c > *goal_.max_cost * over) return true;
+        return (goal_.target == objective::throughput ? t : c) > goal_.bound * over;
     }
 
     /// Which cells a composition uses and each type's TP, packed (cache keys).
