@@ -1,9 +1,10 @@
-// Sailor planner reproduction items (issue 3) on Sailor's published data. Searches here are
-// limited to pipelines of at most 4 stages (and OPT-350's measured microbatch sizes) to keep
-// CI short: the full-depth search is far slower (see docs/reproduction.md, "Search times").
+// Sailor planner reproduction items (issue 3) on Sailor's published data, full-depth searches
+// (every pipeline degree) at the training configs' global batch and at 2048 as in the paper.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <set>
+#include <string>
 
 #include "data_dir.hpp"
 #include "hetplan/io.hpp"
@@ -28,23 +29,117 @@ bool uses(const planned& c, gpu_type_id g) {
 
 }  // namespace
 
+namespace {
+
+/// The same search with only the first GPU type (A100) available.
+planner_result a100_only(const io::sailor::world& w, const sailor_options& opt = {}) {
+    resource_pool pool = w.hw.pool;
+    for (std::size_t z = 0; z < w.hw.zones.size(); ++z)
+        for (std::size_t g = 1; g < w.hw.gpus.size(); ++g) pool.set(gpu_type_id{g}, zone_id{z}, 0);
+    return sailor_planner(opt).plan(w.pb(), pool);
+}
+
+std::string describe(const io::sailor::world& w, const planned& c) {
+    std::string s = "P" + std::to_string(c.P) + " D" + std::to_string(c.D) + " mbs" + std::to_string(c.mbs) + ", " +
+                    std::to_string(c.gpus()) + " GPUs, " + std::to_string(c.throughput()) + " it/s, " +
+                    std::to_string(c.cost().value) + " USD/it:";
+    for (const auto& st : c.pl.pipelines[0].stages) {
+        std::map<std::string, int> n;
+        for (const auto& wg : st.workers) n[w.hw.gpu(wg.gpu).type_name + " TP" + std::to_string(wg.tp)]++;
+        s += " [";
+        for (const auto& [k, v] : n) s += std::to_string(v) + "x" + k + " ";
+        s += "]";
+    }
+    return s;
+}
+
+}  // namespace
+
 TEST_CASE("item 1: OPT-350 on 128 A100 + 128 V100, maximum throughput, uses A100s only (Sailor §5.2.2)") {
     auto w = load("OPT-350", {"A100-40", "V100-16"}, {"us-central1-a"});
     w.hw.pool.set(gpu_type_id{0}, zone_id{0}, 128);
     w.hw.pool.set(gpu_type_id{1}, zone_id{0}, 128);
-    sailor_options opt;
-    opt.max_pipeline_degree = 2;
-    sailor_planner planner(opt);
+    sailor_planner planner;
     const auto r = planner.plan(w.pb());
     REQUIRE(r.best());
     test::check_all_valid(w.pb(), r);
     const planned& best = *r.best();
+    MESSAGE("item 1, global batch " << w.job.global_batch << ": " << describe(w, best));
     CHECK_FALSE(uses(best, gpu_type_id{1}));
     // The public implementation's plan (peers.md): PP1 TP4 DP32, 2.47 s per iteration.
     CHECK(best.P == 1);
     CHECK(best.D == 32);
     CHECK(best.pl.pipelines[0].stages[0].workers[0].tp == 4);
     CHECK(best.iteration().value == doctest::Approx(2.47).epsilon(0.01));
+
+    // The straightforward search (no floors) returns the same plans (pipelines up to 4 stages
+    // keep it short).
+    sailor_options shallow;
+    shallow.max_pipeline_degree = 4;
+    const auto fast = sailor_planner(shallow).plan(w.pb());
+    shallow.branch_and_bound = false;
+    const auto plain = sailor_planner(shallow).plan(w.pb());
+    REQUIRE(fast.ranked.size() == plain.ranked.size());
+    for (std::size_t k = 0; k < fast.ranked.size(); ++k) CHECK(fast.ranked[k].pl == plain.ranked[k].pl);
+}
+
+TEST_CASE("item 1 at global batch 2048: adding V100s never lowers throughput") {
+    auto w = load("OPT-350", {"A100-40", "V100-16"}, {"us-central1-a"}, 2048);
+    w.hw.pool.set(gpu_type_id{0}, zone_id{0}, 128);
+    w.hw.pool.set(gpu_type_id{1}, zone_id{0}, 128);
+    const auto r = sailor_planner().plan(w.pb());
+    const auto a = a100_only(w);
+    REQUIRE(r.best());
+    REQUIRE(a.best());
+    test::check_all_valid(w.pb(), r);
+    MESSAGE("item 1, global batch 2048: " << describe(w, *r.best()) << " | A100 only: " << describe(w, *a.best()));
+    CHECK(r.best()->throughput() >= a.best()->throughput() * (1 - 1e-12));
+}
+
+TEST_CASE("item 2: GPT-Neo-2.7 on A100 + V100, maximum throughput, a valid plan each (Sailor §5.2.2)") {
+    for (auto [na, nv] : {std::pair{32, 96}, std::pair{80, 240}, std::pair{128, 384}}) {
+        auto w = load("GPT-Neo-2.7", {"A100-40", "V100-16"}, {"us-central1-a"});
+        w.hw.pool.set(gpu_type_id{0}, zone_id{0}, na);
+        w.hw.pool.set(gpu_type_id{1}, zone_id{0}, nv);
+        CAPTURE(na);
+        const auto r = sailor_planner().plan(w.pb());
+        const auto a = a100_only(w);
+        REQUIRE(r.best());
+        REQUIRE(a.best());
+        test::check_all_valid(w.pb(), r);
+        MESSAGE("item 2, " << na << " + " << nv << ": " << describe(w, *r.best()) << " | A100 only: " << describe(w, *a.best()));
+        // Heterogeneous exactly where the V100s add throughput.
+        CHECK(r.best()->throughput() >= a.best()->throughput() * (1 - 1e-12));
+        if (uses(*r.best(), gpu_type_id{1})) CHECK(r.best()->throughput() > a.best()->throughput());
+    }
+}
+
+TEST_CASE("item 3: geo-distributed A100s, 4 zones of us-central1 + us-west1-b (Sailor §5.2.3)") {
+    const std::vector<std::string> zones{"us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f", "us-west1-b"};
+    for (int per_zone : {8, 32, 128}) {
+        auto w = load("OPT-350", {"A100-40"}, zones);
+        for (std::size_t z = 0; z < zones.size(); ++z) w.hw.pool.set(gpu_type_id{0}, zone_id{z}, per_zone);
+        CAPTURE(per_zone);
+        const auto r = sailor_planner().plan(w.pb());
+        resource_pool central = w.hw.pool;
+        central.set(gpu_type_id{0}, zone_id{4}, 0);
+        const auto one = sailor_planner().plan(w.pb(), central);
+        REQUIRE(r.best());
+        REQUIRE(one.best());
+        test::check_all_valid(w.pb(), r);
+        const planned& best = *r.best();
+        MESSAGE("item 3, " << per_zone << " A100 per zone: " << describe(w, best));
+        std::set<std::size_t> regions;
+        for (const auto& st : best.pl.pipelines[0].stages) {
+            std::set<std::size_t> in_stage;
+            for (const auto& wg : st.workers) in_stage.insert(w.hw.region_of(wg.zone).index());
+            CHECK(in_stage.size() == 1);  // H5: a stage's all-reduce stays in one region
+            regions.insert(in_stage.begin(), in_stage.end());
+        }
+        CHECK(best.throughput() >= one.best()->throughput() * (1 - 1e-12));
+        // When the second region adds nothing, the plan stays in one region.
+        if (best.throughput() <= one.best()->throughput() * (1 + 1e-12)) CHECK(regions.size() == 1);
+    }
 }
 
 TEST_CASE("item 4: two zones x (128 A100 + 128 V100), OPT-350, constrained objectives (Sailor §5.2.4)") {
@@ -55,7 +150,6 @@ TEST_CASE("item 4: two zones x (128 A100 + 128 V100), OPT-350, constrained objec
         sailor_options opt;
         opt.target = objective::cost;
         opt.min_throughput = 0.2;
-        opt.max_pipeline_degree = 2;
         sailor_planner planner(opt);
         const auto r = planner.plan(w.pb());
         REQUIRE(r.best());
@@ -74,7 +168,6 @@ TEST_CASE("item 4: two zones x (128 A100 + 128 V100), OPT-350, constrained objec
     SUBCASE("maximum throughput with at most 1.2 USD/iteration") {
         sailor_options opt;
         opt.max_cost = usd{1.2};
-        opt.max_pipeline_degree = 2;
         sailor_planner planner(opt);
         const auto r = planner.plan(w.pb());
         REQUIRE(r.best());
@@ -84,4 +177,23 @@ TEST_CASE("item 4: two zones x (128 A100 + 128 V100), OPT-350, constrained objec
         MESSAGE("max throughput: " << best.gpus() << " GPUs, P" << best.P << " D" << best.D << ", " << best.throughput() << " it/s, "
                                    << best.cost().value << " USD/it (paper: 256 A100, TP4, DP64, both zones)");
     }
+}
+
+TEST_CASE("item 4 at global batch 2048: the paper's budgeted plan, 256 A100 over both zones, TP 4, DP 64") {
+    auto w = load("OPT-350", {"A100-40", "V100-16"}, {"us-central1-a", "us-central1-b"}, 2048);
+    for (std::size_t z = 0; z < 2; ++z)
+        for (std::size_t g = 0; g < 2; ++g) w.hw.pool.set(gpu_type_id{g}, zone_id{z}, 128);
+    sailor_options opt;
+    opt.max_cost = usd{1.2};
+    const auto r = sailor_planner(opt).plan(w.pb());
+    REQUIRE(r.best());
+    test::check_all_valid(w.pb(), r);
+    const planned& best = *r.best();
+    MESSAGE("item 4 budget, global batch 2048: " << describe(w, best));
+    CHECK(best.cost().value <= 1.2);
+    CHECK_FALSE(uses(best, gpu_type_id{1}));
+    CHECK(best.gpus() == 256);
+    CHECK(best.P == 1);
+    CHECK(best.D == 64);
+    CHECK(best.pl.pipelines[0].stages[0].workers[0].tp == 4);
 }

@@ -222,7 +222,8 @@ private:
                     g.floors = bnb;
                     // Branch and bound (exact): an instance that cannot enter the ranked list
                     // (within rank_within of the best so far, and better than the keep-th) is
-                    // skipped, or searched with that bound. Both read as "no plan" to the H3/H4 scan, which then goes on.
+                    // skipped, or searched with that bound. Both read as "no plan" to the H3/H4
+                    // scan, which then goes on.
                     std::optional<double> cut;
                     if (!ranked.empty()) cut = ranked.front() * (1 + opt_.rank_within);
                     if (ranked.size() >= opt_.keep) cut = std::min(*cut, ranked.back());
@@ -236,7 +237,8 @@ private:
                     if (!sol) return memo;  // nothing fits, or nothing can enter the list
                     // The same rule after the fact, so the straightforward search (no bounds)
                     // returns the same plans.
-                    if (cut && (opt_.target == objective::throughput ? sol->iteration.value : sol->cost.value) > *cut) return memo;
+                    const double reached = opt_.target == objective::throughput ? sol->iteration.value : sol->cost.value;
+                    if (cut && reached > *cut) return memo;
                     planned c;
                     c.pl = search::build_plan(sp, sol->stages);
                     c.est = sim_.run(pb, c.pl);

@@ -9,8 +9,7 @@
 //   p2p       activations in and gradients out over the fastest link between any endpoints the
 //             neighbouring stages could use
 //   straggler the smallest stage time v such that typings no slower than v can serve every
-//             stage at once: a Hall condition over sets of GPU types (stages that may only use
-//             types in S need at least D x (smallest TP) GPUs of S)
+//             stage at once, even fractionally (fractional_assignment_fits, by LP duality)
 //   sync      a ring all-reduce of the stage's gradients over D replicas on the fastest link
 //             between any two endpoints it could use (a ring is as slow as its slowest edge)
 //   update    the fastest optimizer step of any typing
@@ -167,7 +166,7 @@ template <class SP>
     }
 
     // Straggler: the smallest threshold on stage time (singleton typings' compute plus the
-    // stage's p2p floor) at which the Hall test passes; the test is monotone in the threshold.
+    // stage's p2p floor) at which the pool can serve every stage; monotone in the threshold.
     std::vector<double> thresholds;
     for (std::size_t i = 0; i < P; ++i)
         for (const auto& ch : sp.stages[i].choices)
@@ -203,8 +202,8 @@ template <class SP>
         double best = inf;
         for (const endpoint& x : ends[i])
             for (const endpoint& y : ends[i])
-                best = std::min(best,
-                                collective::bucketed_ring_all_reduce(sp.D, sp.stages[i].gradients, sp.bucket, net.between(x, y)).value);
+                best = std::min(
+                    best, collective::bucketed_ring_all_reduce(sp.D, sp.stages[i].gradients, sp.bucket, net.between(x, y)).value);
         b.stages[i].sync = best < inf ? best : 0.0;
     }
 

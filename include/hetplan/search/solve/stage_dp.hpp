@@ -399,7 +399,8 @@ private:
                 rate += gpus * sp.usd_per_gpu_second[cells[q].type];
             }
             stage_pricing::boundary b;
-            if (i > 0) b = sp.exact_boundaries ? stage_pricing::exact(sp, i - 1, seen_prev, comp) : boundary_bound(i - 1, seen_prev, comp);
+            if (i > 0)
+                b = sp.exact_boundaries ? stage_pricing::exact(sp, i - 1, seen_prev, comp) : boundary_bound(i - 1, seen_prev, comp);
             const double own = (choice.compute + b.bwd).value;
             const double egress = (ring_egress + b.egress).value;
             if (last) {
