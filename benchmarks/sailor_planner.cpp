@@ -126,3 +126,17 @@ TEST_CASE("Sailor planner: 256 GPUs per type in one zone, 1, 2 and 3 types") {
             };
     }
 }
+
+TEST_CASE("Sailor planner: Table 3 ablation, OPT-350 on 32 A100 + 32 V100") {
+    if (sailor_root().empty()) return;
+    auto w = io::sailor::load_world(sailor_root(), "OPT-350", {"A100-40", "V100-16"}, {"us-central1-a"});
+    w.hw.pool.set(gpu_type_id{0}, zone_id{0}, 32);
+    w.hw.pool.set(gpu_type_id{1}, zone_id{0}, 32);
+    sailor_options dp_only;
+    dp_only.heuristics = sailor_heuristics::none();
+    BENCHMARK("DP only (exact)") { return sailor_planner(dp_only).plan(w.pb()).ranked.size(); };
+    BENCHMARK("+ heuristics H2-H6") { return sailor_planner().plan(w.pb()).ranked.size(); };
+    sailor_options limited;
+    limited.max_cost = usd{0.5};
+    BENCHMARK("+ heuristics, + cost limit 0.5 USD/it") { return sailor_planner(limited).plan(w.pb()).ranked.size(); };
+}

@@ -225,6 +225,20 @@ TEST_CASE("stage DP with heuristics off equals exhaustive search on random small
             else
                 CHECK(got.best()->cost().value == doctest::Approx(want.best()->cost().value).epsilon(1e-12));
             if (opt.max_cost) CHECK(got.best()->cost() <= *opt.max_cost);
+            // Heuristics on: never better than the optimum; report the gap (issue 3, item 5).
+            sailor_options on = opt;
+            on.heuristics = {};
+            on.exhaustive = false;
+            const auto h = sailor_planner<>(on).plan(pb);
+            if (!h.best()) {
+                MESSAGE("seed " << seed << " variant " << variant << ": heuristics on find no plan");
+                continue;
+            }
+            const double exact = opt.target == objective::throughput ? want.best()->iteration().value : want.best()->cost().value;
+            const double heur = opt.target == objective::throughput ? h.best()->iteration().value : h.best()->cost().value;
+            CHECK(heur >= exact * (1 - 1e-12));
+            MESSAGE("seed " << seed << " variant " << variant << ": heuristics on are " << 100 * (heur / exact - 1)
+                            << " % above the optimum");
         }
     }
 }
