@@ -1,0 +1,103 @@
+#pragma once
+// Cephalo's time model: FSDP with layered gradient accumulation (Cephalo §2.2-2.4, Eqs. 2-3).
+// Every layer is one FSDP unit; all microbatches of a GPU run through a unit before the next,
+// and the next unit's AllGather overlaps that compute. Per unit u:
+//   forward  = max( max_i T_f^{g_i}(m_i, l_i), AG_u )                     (Eq. 2)
+//   backward = max( max_i T_b^{g_i}(m_i, l_i), RS_u + AG_u )              (Eq. 3)
+// with T(m, l) = l x T(m) (§2.3: measured per microbatch size, linear beyond, scaled by the
+// count) and AG/RS ring collectives of the unit's parameters over all GPUs from the network
+// model, 15% slower for a unit sharded unevenly (§2.3, §3.3). The iteration adds the slowest
+// GPU's optimizer step on its share of the state.
+#include <algorithm>
+#include <string>
+
+#include "hetplan/concepts/time_model.hpp"
+#include "hetplan/core/error.hpp"
+#include "hetplan/hardware/collectives.hpp"
+#include "hetplan/search/fsdp/state_partition.hpp"
+
+namespace hetplan {
+
+struct cephalo_time_model {
+    double uneven_overhead = 0.15;  ///< §2.3: generalised collectives on uneven inputs
+
+    /// One microbatch of `layer` on the worker's GPU type: forward, backward and the optimizer
+    /// step of the whole layer (profile or analytical fallback, TP 1).
+    [[nodiscard]] static layer_timing layer_time(const problem& pb, const worker_group& w, std::size_t layer) {
+        const double state_bytes =
+            pb.job.weight_bytes() + pb.job.gradient_bytes() + pb.job.master_bytes() + pb.job.optimizer_bytes();
+        return pb.profiles.lookup(pb.hw.gpu(w.gpu), 1, w.microbatch_size, pb.model, layer, pb.job.compute_dtype(), state_bytes).first;
+    }
+
+    /// Checks the plan is what the model prices: one FSDP stage over every layer, TP 1.
+    static const stage& fsdp_stage(const problem& pb, const plan& pl) {
+        if (pl.pipelines.size() != 1 || pl.pipelines[0].stages.size() != 1)
+            throw model_error("cephalo time model: prices one pipeline of one FSDP stage (Cephalo §2), got " +
+                              std::to_string(pl.pipelines.size()) + " pipelines");
+        const stage& st = pl.pipelines[0].stages[0];
+        if (st.num_layers() != pb.model.num_layers())
+            throw model_error("cephalo time model: the FSDP stage must hold all " + std::to_string(pb.model.num_layers()) + " layers");
+        for (const auto& w : st.workers)
+            if (w.tp != 1) throw model_error("cephalo time model: no tensor parallelism in Cephalo (TP " + std::to_string(w.tp) + ")");
+        return st;
+    }
+
+    [[nodiscard]] time_report estimate(const problem& pb, const plan& pl) const {
+        const stage& st = fsdp_stage(pb, pl);
+        const std::size_t n = st.workers.size();
+        const int L = pb.model.num_layers();
+        std::vector<double> shares;
+        for (const auto& w : st.workers) shares.push_back(w.state_share);
+        const auto sharding = search::unit_shards(shares, L);
+        auto endpoint_of = [&](std::size_t k) {
+            const auto& w = st.workers[k % n];
+            return endpoint{w.zone, w.gpu, 1};
+        };
+        auto edge = [&](int k) -> decltype(auto) { return pb.hw.network.between(endpoint_of(std::size_t(k)), endpoint_of(std::size_t(k) + 1)); };
+
+        time_report r;
+        stage_time s;
+        seconds total{};
+        int most = 0;
+        for (const auto& w : st.workers) most = std::max(most, w.num_microbatches);
+        // Units in order; the sharding lists even units first, so unit u of the model takes
+        // row u (which rows are uneven matters only through how many there are).
+        for (int u = 0; u < L; ++u) {
+            const auto layer = static_cast<std::size_t>(u);
+            seconds fwd{}, bwd{};
+            for (const auto& w : st.workers) {
+                const layer_timing t = layer_time(pb, w, layer);
+                fwd = max(fwd, t.fwd * double(w.num_microbatches));
+                bwd = max(bwd, t.bwd * double(w.num_microbatches));
+            }
+            const double factor = sharding.is_uneven(layer) ? 1.0 + uneven_overhead : 1.0;
+            const auto& spec = pb.model.layers.at(layer);
+            const bytes weights{spec.params * pb.job.weight_bytes()}, grads{spec.params * pb.job.gradient_bytes()};
+            const seconds ag = collective::ring_all_gather(int(n), weights, edge) * factor;
+            const seconds rs = collective::ring_reduce_scatter(int(n), grads, edge) * factor;
+            s.compute += fwd + bwd;
+            s.sync += max(ag - fwd, seconds{0}) + max(rs + ag - bwd, seconds{0});  // exposed communication
+            total += max(fwd, ag) + max(bwd, rs + ag);
+        }
+        // Optimizer step: each GPU updates its share of every layer.
+        for (const auto& w : st.workers) {
+            seconds upd{};
+            for (int u = 0; u < L; ++u) upd += layer_time(pb, w, std::size_t(u)).update;
+            s.update = max(s.update, upd * w.state_share);
+        }
+        s.busy = total;
+        r.stages.push_back(s);
+        pipeline_time p;
+        p.microbatches = most;
+        p.total = total;
+        r.pipelines.push_back(p);
+        r.pipeline = total;
+        r.update = s.update;
+        r.iteration = total + s.update;
+        return r;
+    }
+};
+
+static_assert(concepts::check_time_model<cephalo_time_model>());
+
+}  // namespace hetplan

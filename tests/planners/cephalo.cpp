@@ -1,0 +1,268 @@
+// Cephalo's models and optimizer (Cephalo §2.3-2.4, §3.3) on small hand-made inputs.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "hetplan/planners/cephalo.hpp"
+
+using namespace hetplan;
+using namespace hetplan::search;
+
+namespace {
+
+/// Fast "F" (24 GB) and slow "S" (12 GB) GPUs, two of each, one zone, 10 GB/s links; 4 layers of
+/// 1e8 parameters (fp32 Adam: 1.6 GB of state each, 6.4 GB in all). Per layer and microbatch of
+/// size m: F forward 1 ms x m, backward 2 ms x m; S twice as slow. Compute memory 1 GB + 0.5 GB/m.
+struct fsdp_world {
+    cluster hw;
+    model_spec model;
+    job_spec job;
+    profile_table profiles;
+    compute_memory_fit mem{gigabytes(1), gigabytes(0.5)};
+
+    explicit fsdp_world(int fast = 2, int slow = 2, int batch = 16) {
+        gpu_spec f;
+        f.type_name = "F";
+        f.memory_capacity = gigabytes(24);
+        f.price = usd_per_hour{3.6};
+        gpu_spec s = f;
+        s.type_name = "S";
+        s.memory_capacity = gigabytes(12);
+        s.price = usd_per_hour{1.8};
+        const auto gf = hw.add_gpu(f, 4), gs = hw.add_gpu(s, 4);
+        const auto z = hw.add_zone("r1-a");
+        hw.pool.set(gf, z, fast);
+        hw.pool.set(gs, z, slow);
+        hw.network.set_default(alpha_beta_link{seconds{0}, bytes_per_second{1e10}});
+        model.name = "four";
+        for (int i = 0; i < 4; ++i) {
+            layer_spec l;
+            l.name = "l" + std::to_string(i);
+            l.params = 1e8;
+            l.act_output_elems = l.act_input_elems = l.act_mem_elems = 1e5;
+            l.flops_fwd = 1e9;
+            model.layers.push_back(l);
+        }
+        job.global_batch = batch;
+        job.sequence_length = 16;
+        for (auto [name, k] : {std::pair{"F", 1.0}, std::pair{"S", 2.0}}) {
+            profile_curve c;
+            for (int m = 1; m <= 4; ++m)
+                c.add_point(m, std::vector<layer_timing>(4, {milliseconds(k * m), milliseconds(2 * k * m), milliseconds(0)}));
+            linear_tail t;
+            t.fwd_slope.assign(4, k * 1e-3);
+            t.fwd_intercept.assign(4, 0);
+            t.bwd_slope.assign(4, 2 * k * 1e-3);
+            t.bwd_intercept.assign(4, 0);
+            c.tail = t;
+            profiles.set_curve(name, 1, c);
+        }
+    }
+    [[nodiscard]] problem pb() const { return {hw, model, job, profiles}; }
+};
+
+}  // namespace
+
+TEST_CASE("cephalo memory: 16 bytes per parameter of the shard plus a compute term linear in m (§2.3)") {
+    const fsdp_world w;
+    const problem pb = w.pb();
+    CHECK(cephalo_memory_model::state_bytes_per_param(pb.job) == 16.0);
+    const std::vector<std::pair<gpu_type_id, zone_id>> workers{{gpu_type_id{0}, zone_id{0}}, {gpu_type_id{1}, zone_id{0}}};
+    const plan pl = make_fsdp_plan(pb, workers, {{2, 3}, {1, 10}}, {0.75, 0.25}, 0.8);
+    const auto r = cephalo_memory_model{w.mem}.estimate(pb, pl);
+    REQUIRE(r.workers.size() == 2);
+    // Hand: 0.75 x 4e8 params x 16 B = 4.8 GB state; compute 1 + 0.5 x 2 = 2 GB; 80% of 24 GB.
+    CHECK(r.workers[0].total.value == doctest::Approx(4.8e9 + 2e9));
+    CHECK(r.workers[0].capacity.value == doctest::Approx(0.8 * 24e9));
+    // Independent of the number of microbatches: 1.6 GB + 1.5 GB.
+    CHECK(r.workers[1].total.value == doctest::Approx(1.6e9 + 1.5e9));
+    // Mixed precision adds the fp32 master copy: 2 + 2 + 4 + 8.
+    job_spec mixed = pb.job;
+    mixed.prec = precision::fp16_mixed;
+    CHECK(cephalo_memory_model::state_bytes_per_param(mixed) == 16.0);
+}
+
+TEST_CASE("compute memory fit recovers a line from profiled points") {
+    const std::vector<std::pair<int, bytes>> pts{{1, gigabytes(1.5)}, {2, gigabytes(2.0)}, {3, gigabytes(2.5)}, {4, gigabytes(3.0)}};
+    const auto f = compute_memory_fit::from_points(pts);
+    CHECK(f.intercept.value == doctest::Approx(1e9));
+    CHECK(f.per_sample.value == doctest::Approx(0.5e9));
+    CHECK_THROWS_AS((void)compute_memory_fit::from_points({}), input_error);
+}
+
+TEST_CASE("state partition: water-filling and the fewest uneven FSDP units (§2.4, §3.3)") {
+    // Hand: GPU 1 starts empty, GPU 0 at 20%; raising GPU 1 to 20% places 2; the last 2 spread
+    // over 20 of capacity: level 0.3, so GPU 0 holds 1 and GPU 1 holds 3.
+    const auto w = water_fill({2, 0}, {10, 10}, 4);
+    CHECK(w.utilisation == doctest::Approx(0.3));
+    CHECK(w.shares[0] == doctest::Approx(0.25));
+    CHECK(w.shares[1] == doctest::Approx(0.75));
+    // Placing nothing leaves the utilisation of compute memory alone.
+    CHECK(water_fill({5, 1}, {10, 10}, 0).utilisation == doctest::Approx(0.5));
+
+    // The paper's example: two identical units split 3:1 over two GPUs -> one 1:1, one 1:0.
+    const auto u = unit_shards({0.75, 0.25}, 2);
+    CHECK(u.uneven == 1);
+    CHECK(u.unit[0][0] == doctest::Approx(0.5));
+    CHECK(u.unit[1][0] == doctest::Approx(1.0));
+    CHECK(u.unit[1][1] == doctest::Approx(0.0));
+    // Even shares: no uneven unit; every GPU's total equals its share.
+    CHECK(unit_shards({0.25, 0.25, 0.25, 0.25}, 7).uneven == 0);
+    const std::vector<double> s{0.4, 0.35, 0.15, 0.1};
+    const auto v = unit_shards(s, 10);
+    CHECK(v.uneven == 6);  // floor(4 x 10 x 0.1) = 4 even units
+    for (std::size_t g = 0; g < 4; ++g) {
+        double sum = 0;
+        for (const auto& row : v.unit) sum += row[g];
+        CHECK(sum == doctest::Approx(10 * s[g]));
+    }
+    for (const auto& row : v.unit) {
+        double sum = 0;
+        for (double x : row) sum += x;
+        CHECK(sum == doctest::Approx(1.0));
+    }
+}
+
+TEST_CASE("cephalo time model: Eqs. 2-3 by hand") {
+    fsdp_world w;
+    // Slow links so that communication shows: 1e8 B/s.
+    w.hw.network.set_default(alpha_beta_link{seconds{0}, bytes_per_second{1e8}});
+    const problem pb = w.pb();
+    const std::vector<std::pair<gpu_type_id, zone_id>> workers{{gpu_type_id{0}, zone_id{0}}, {gpu_type_id{1}, zone_id{0}}};
+    // F: m 2 x 3 -> forward 6 ms, backward 12 ms per layer; S: m 1 x 2 -> 4 ms, 8 ms.
+    const plan even = make_fsdp_plan(pb, workers, {{2, 3}, {1, 2}}, {0.5, 0.5}, 0.8);
+    const auto t = cephalo_time_model{}.estimate(pb, even);
+    // AllGather of 4e8 B over 2 GPUs: 1 step of 2e8 B at 1e8 B/s = 2 s; reduce-scatter the same.
+    // Per layer: max(6 ms, 2 s) + max(12 ms, 4 s) = 6 s; 4 layers = 24 s.
+    CHECK(t.iteration.value == doctest::Approx(24.0));
+    // Uneven shares make every unit but floor(2 x 4 x 0.25) = 2 uneven: 15% more on those.
+    const plan uneven = make_fsdp_plan(pb, workers, {{2, 3}, {1, 2}}, {0.75, 0.25}, 0.8);
+    CHECK(cephalo_time_model{}.estimate(pb, uneven).iteration.value == doctest::Approx(2 * 6.0 + 2 * 6.0 * 1.15));
+    // Fast links: compute bound, the slowest GPU per pass: 4 x (6 + 12) ms.
+    w.hw.network.set_default(alpha_beta_link{seconds{0}, bytes_per_second{1e15}});
+    CHECK(cephalo_time_model{}.estimate(w.pb(), even).iteration.value == doctest::Approx(0.072).epsilon(1e-6));
+    // Not an FSDP plan: a clear error.
+    plan two = even;
+    two.pipelines[0].stages.push_back(two.pipelines[0].stages[0]);
+    CHECK_THROWS_AS((void)cephalo_time_model{}.estimate(pb, two), model_error);
+}
+
+TEST_CASE("batch DP: the fast search equals Eq. 4 on random small instances") {
+    std::uint64_t x = 0x9E3779B97F4A7C15ull;
+    auto rnd = [&](int n) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        return int(x % std::uint64_t(n));
+    };
+    int compared = 0, infeasible = 0;
+    for (int trial = 0; trial < 60; ++trial) {
+        batch_problem bp;
+        bp.batch = 4 + rnd(20);
+        const int T = 1 + rnd(3);
+        for (int t = 0; t < T; ++t) {
+            fsdp_gpu_type g;
+            g.count = 1 + rnd(2);
+            g.time.push_back(0);
+            const int mmax = 1 + rnd(5);
+            double v = 0;
+            for (int m = 1; m <= mmax; ++m) g.time.push_back(v += 0.5 + rnd(10) * 0.1);  // increasing, sublinear or not
+            bp.types.push_back(g);
+        }
+        bp.max_mbs_sum = rnd(3) == 0 ? -1 : bp.gpus() + rnd(8);
+        const auto slow = straightforward_batch_dp(bp);
+        const auto fast = fast_batch_dp(bp);
+        CAPTURE(trial);
+        REQUIRE(slow.has_value() == fast.has_value());
+        if (!slow) {
+            ++infeasible;
+            continue;
+        }
+        ++compared;
+        CHECK(fast->makespan == doctest::Approx(slow->makespan).epsilon(1e-12));
+        // Both assignments meet (I)-(III) and reach the makespan they report.
+        for (const auto* a : {&*slow, &*fast}) {
+            int total = 0;
+            long long sum_m = 0;
+            double worst = 0;
+            std::size_t i = 0;
+            for (const auto& t : bp.types)
+                for (int c = 0; c < t.count; ++c, ++i) {
+                    const auto& g = a->gpus[i];
+                    CHECK(g.mbs >= 1);
+                    CHECK(g.microbatches >= 1);
+                    CHECK(g.mbs <= t.max_mbs());
+                    total += g.batch();
+                    sum_m += g.mbs;
+                    worst = std::max(worst, g.microbatches * t.time[static_cast<std::size_t>(g.mbs)]);
+                }
+            CHECK(total == bp.batch);
+            if (bp.max_mbs_sum >= 0) CHECK(sum_m <= bp.max_mbs_sum);
+            CHECK(worst == doctest::Approx(a->makespan));
+        }
+    }
+    CHECK(compared > 20);
+    CHECK(infeasible > 0);
+}
+
+TEST_CASE("cephalo planner: a valid plan, faster GPUs take more batch, deterministic") {
+    const fsdp_world w(2, 2, 24);
+    const problem pb = w.pb();
+    cephalo_options opt;
+    opt.compute_memory = w.mem;
+    const auto r = cephalo_planner(opt).plan(pb);
+    REQUIRE(r.pl);
+    CHECK(validate(pb, *r.pl, cephalo_memory_model{w.mem}).ok());
+    const auto& ws = r.pl->pipelines[0].stages[0].workers;
+    REQUIRE(ws.size() == 4);
+    int batch = 0;
+    for (const auto& x : ws) batch += x.batch();
+    CHECK(batch == 24);
+    // F is twice as fast: with 24 samples over 2 F + 2 S the balanced split is 8/8/4/4.
+    CHECK(ws[0].batch() == 8);
+    CHECK(ws[1].batch() == 8);
+    CHECK(ws[2].batch() == 4);
+    CHECK(ws[3].batch() == 4);
+    // Memory is not tight: the state stays evenly sharded (uneven units cost 15%, §2.3).
+    CHECK(ws[0].state_share == doctest::Approx(0.25));
+    CHECK(r.uneven_units == 0);
+    // Same plan from the straightforward DP's optimum.
+    opt.straightforward = true;
+    const auto s = cephalo_planner(opt).plan(pb);
+    REQUIRE(s.pl);
+    CHECK(s.assignment.makespan == doctest::Approx(r.assignment.makespan));
+    CHECK(cephalo_planner(cephalo_options{0.8, w.mem, 64, false}).plan(pb).pl == r.pl);
+}
+
+TEST_CASE("cephalo planner: memory limits force accumulation; the ablation baselines (§4.4)") {
+    // 128 samples: without accumulation S would take about 21 (1 + 10.5 GB compute > 9.6 GB
+    // usable, 80% of 12 GB).
+    fsdp_world w(2, 2, 128);
+    const problem pb = w.pb();
+    cephalo_options opt;
+    opt.compute_memory = w.mem;
+    const auto r = cephalo_planner(opt).plan(pb);
+    REQUIRE(r.pl);
+    CHECK(r.est.memory.fits());
+    bool accumulates = false;
+    for (const auto& x : r.pl->pipelines[0].stages[0].workers) accumulates = accumulates || x.num_microbatches > 1;
+    CHECK(accumulates);
+    // Memory is tight now: the 24 GB GPUs hold more of the state than the 12 GB ones.
+    const auto& ws = r.pl->pipelines[0].stages[0].workers;
+    CHECK(ws[0].state_share > ws[2].state_share);
+    CHECK(r.utilisation <= 1.0);
+    const auto even = cephalo_baseline(pb, fsdp_balance::even, opt);
+    const auto cb = cephalo_baseline(pb, fsdp_balance::compute_only, opt);
+    const auto mb = cephalo_baseline(pb, fsdp_balance::memory_only, opt);
+    // Compute-only balancing runs out of memory at this batch; plain FSDP too (16 per GPU on
+    // the 12 GB GPUs); memory-only fits but is no faster than Cephalo.
+    CHECK_FALSE(cb.fits);
+    CHECK_FALSE(even.fits);
+    CHECK(mb.fits);
+    CHECK(r.est.time.iteration <= mb.est.time.iteration);
+    // Where compute-only balancing fits (small batch), Cephalo is at least as fast.
+    fsdp_world small(2, 2, 12);
+    const auto cb_small = cephalo_baseline(small.pb(), fsdp_balance::compute_only, opt);
+    const auto r_small = cephalo_planner(opt).plan(small.pb());
+    REQUIRE(r_small.pl);
+    CHECK(cb_small.fits);
+    CHECK(r_small.est.time.iteration.value <= cb_small.est.time.iteration.value * (1 + 1e-12));
+}
