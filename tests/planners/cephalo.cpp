@@ -20,7 +20,7 @@ struct fsdp_world {
     profile_table profiles;
     compute_memory_fit mem{gigabytes(1), gigabytes(0.5)};
 
-    explicit fsdp_world(int fast = 2, int slow = 2, int batch = 16) {
+    explicit fsdp_world(int fast = 2, int slow = 2, int batch = 16, double params = 1e8) {
         gpu_spec f;
         f.type_name = "F";
         f.memory_capacity = gigabytes(24);
@@ -38,7 +38,7 @@ struct fsdp_world {
         for (int i = 0; i < 4; ++i) {
             layer_spec l;
             l.name = "l" + std::to_string(i);
-            l.params = 1e8;
+            l.params = params;
             l.act_output_elems = l.act_input_elems = l.act_mem_elems = 1e5;
             l.flops_fwd = 1e9;
             model.layers.push_back(l);
@@ -234,8 +234,9 @@ TEST_CASE("cephalo planner: a valid plan, faster GPUs take more batch, determini
 
 TEST_CASE("cephalo planner: memory limits force accumulation; the ablation baselines (§4.4)") {
     // 128 samples: without accumulation S would take about 21 (1 + 10.5 GB compute > 9.6 GB
-    // usable, 80% of 12 GB).
-    fsdp_world w(2, 2, 128);
+    // usable, 80% of 12 GB). Layers of 6e8 parameters: 38.4 GB of state, 9.6 GB per GPU if
+    // even, which cannot sit on S next to any compute memory.
+    fsdp_world w(2, 2, 128, 6e8);
     const problem pb = w.pb();
     cephalo_options opt;
     opt.compute_memory = w.mem;
