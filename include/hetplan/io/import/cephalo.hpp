@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hetplan/cost/memory/cephalo.hpp"
 #include "hetplan/io/json_reader.hpp"
 #include "hetplan/workload/model.hpp"
 #include "hetplan/workload/profile.hpp"
@@ -55,6 +56,17 @@ inline void import_latencies(const cursor& root, const latency_key& key, const s
     tail.bwd_intercept.assign(L, bi);
     curve.tail = std::move(tail);
     out.set_curve(hetplan_gpu, 1, std::move(curve));
+}
+
+/// Cephalo's compute-memory profile (model_memory.json: {cluster: {model:
+/// {profiled_compute_memory: {dtype: [GiB at microbatch 1, 2, ...]}}}}) as a linear fit (§2.3).
+inline compute_memory_fit import_compute_memory(const cursor& root, const std::string& cluster, const std::string& model,
+                                                const std::string& dtype) {
+    const cursor pts = root[cluster][model]["profiled_compute_memory"][dtype];
+    if (pts.size() == 0) pts.fail("no profiled points");
+    std::vector<std::pair<int, bytes>> xy;
+    for (std::size_t i = 0; i < pts.size(); ++i) xy.emplace_back(static_cast<int>(i + 1), bytes{pts.at(i).non_negative() * 1073741824.0});
+    return compute_memory_fit::from_points(xy);
 }
 
 /// The transformer blocks of `model` from model_stats.json at the given sequence length.
