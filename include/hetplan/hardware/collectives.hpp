@@ -51,19 +51,23 @@ seconds ring_reduce_scatter(int n, bytes size, EdgeFn&& edge) {
 }
 
 /// Same link on every edge (a homogeneous ring): one transfer time, no loop over the edges
-/// (the same value ring_steps computes, since every edge is equally slow).
+/// (the value ring_steps computes, since every edge is equally slow).
+template <concepts::link L>
+seconds ring_steps(int n, bytes size, double steps, const L& link) {
+    if (n <= 1 || size.value <= 0) return seconds{0};
+    return link.transfer_time(size / n) * steps;
+}
 template <concepts::link L>
 seconds ring_all_reduce(int n, bytes size, const L& link) {
-    if (n <= 1 || size.value <= 0) return seconds{0};
-    return link.transfer_time(size / n) * (2.0 * (n - 1));
+    return ring_steps(n, size, 2.0 * (n - 1), link);
 }
 template <concepts::link L>
 seconds ring_all_gather(int n, bytes size, const L& link) {
-    return ring_all_gather(n, size, [&](int) -> const L& { return link; });
+    return ring_steps(n, size, 1.0 * (n - 1), link);
 }
 template <concepts::link L>
 seconds ring_reduce_scatter(int n, bytes size, const L& link) {
-    return ring_reduce_scatter(n, size, [&](int) -> const L& { return link; });
+    return ring_steps(n, size, 1.0 * (n - 1), link);
 }
 
 /// Splits a large all-reduce into buckets, as DeepSpeed/PyTorch DDP do (Sailor uses 500 MB):

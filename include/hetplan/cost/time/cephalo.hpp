@@ -10,8 +10,10 @@
 // GPU's optimizer step on its share of the state.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "hetplan/concepts/time_model.hpp"
+#include "hetplan/cost/memory/cephalo.hpp"
 #include "hetplan/core/error.hpp"
 #include "hetplan/hardware/collectives.hpp"
 #include "hetplan/search/fsdp/state_partition.hpp"
@@ -24,9 +26,10 @@ struct cephalo_time_model {
     /// One microbatch of `layer` on the worker's GPU type: forward, backward and the optimizer
     /// step of the whole layer (profile or analytical fallback, TP 1).
     [[nodiscard]] static layer_timing layer_time(const problem& pb, const worker_group& w, std::size_t layer) {
-        const double state_bytes =
-            pb.job.weight_bytes() + pb.job.gradient_bytes() + pb.job.master_bytes() + pb.job.optimizer_bytes();
-        return pb.profiles.lookup(pb.hw.gpu(w.gpu), 1, w.microbatch_size, pb.model, layer, pb.job.compute_dtype(), state_bytes).first;
+        return pb.profiles
+            .lookup(pb.hw.gpu(w.gpu), 1, w.microbatch_size, pb.model, layer, pb.job.compute_dtype(),
+                    cephalo_memory_model::state_bytes_per_param(pb.job))
+            .first;
     }
 
     /// Checks the plan is what the model prices: one FSDP stage over every layer, TP 1.
@@ -58,6 +61,7 @@ struct cephalo_time_model {
         time_report r;
         stage_time s;
         seconds total{};
+        std::vector<seconds> update(n);
         int most = 0;
         for (const auto& w : st.workers) most = std::max(most, w.num_microbatches);
         // Units in order; the sharding lists even units first, so unit u of the model takes
@@ -65,10 +69,12 @@ struct cephalo_time_model {
         for (int u = 0; u < L; ++u) {
             const auto layer = static_cast<std::size_t>(u);
             seconds fwd{}, bwd{};
-            for (const auto& w : st.workers) {
+            for (std::size_t k = 0; k < n; ++k) {
+                const worker_group& w = st.workers[k];
                 const layer_timing t = layer_time(pb, w, layer);
                 fwd = max(fwd, t.fwd * double(w.num_microbatches));
                 bwd = max(bwd, t.bwd * double(w.num_microbatches));
+                update[k] += t.update * w.state_share;  // each GPU updates its share of the layer
             }
             const double factor = sharding.is_uneven(layer) ? 1.0 + uneven_overhead : 1.0;
             const auto& spec = pb.model.layers.at(layer);
@@ -79,12 +85,7 @@ struct cephalo_time_model {
             s.sync += max(ag - fwd, seconds{0}) + max(rs + ag - bwd, seconds{0});  // exposed communication
             total += max(fwd, ag) + max(bwd, rs + ag);
         }
-        // Optimizer step: each GPU updates its share of every layer.
-        for (const auto& w : st.workers) {
-            seconds upd{};
-            for (int u = 0; u < L; ++u) upd += layer_time(pb, w, std::size_t(u)).update;
-            s.update = max(s.update, upd * w.state_share);
-        }
+        for (const seconds u : update) s.update = max(s.update, u);
         s.busy = total;
         r.stages.push_back(s);
         pipeline_time p;

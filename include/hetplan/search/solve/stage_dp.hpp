@@ -298,11 +298,6 @@ private:
         }
     };
 
-    /// Whether every plan whose suffix from stage `i` has these terms misses the goal: the
-    /// stages before `i` are taken at their floors (prune/instance_bound.hpp), which hold for
-    /// any prefix, so the memo stays exact.
-    [[nodiscard]] bool beyond_bound(int i, const suffix_terms& e) const { return beyond(i, e); }
-
     /// The same for stage `i` alone, known by its terms except the activations it will send
     /// on, with every later stage at its floors.
     [[nodiscard]] bool beyond_stage(int i, suffix_terms e) const {
@@ -318,7 +313,8 @@ private:
     }
 
     /// Whether a plan whose stages from `i` on have (at best) these terms misses the goal; the
-    /// stages before `i` are taken at their floors.
+    /// stages before `i` are taken at their floors (prune/instance_bound.hpp), which hold for
+    /// any prefix, so the memo stays exact.
     [[nodiscard]] bool beyond(int i, const suffix_terms& e) const {
         const instance_bound& b = *bound_;
         const auto at = static_cast<std::size_t>(i);
@@ -407,7 +403,7 @@ private:
                 entry e;
                 e.terms = {own, own, sync.value, choice.update.value, b.fwd.value, money ? rate : 0.0, money ? egress : 0.0};
                 e.comp = comp;
-                if (!beyond_bound(i, e.terms)) pareto_insert(front, e, money);
+                if (!beyond(i, e.terms)) pareto_insert(front, e, money);
                 return;
             }
             // Skip the subtree when even floors for every later stage miss the goal.
@@ -427,7 +423,7 @@ private:
                            money ? s.comm + egress : 0.0};
                 e.child = c;
                 e.comp = comp;
-                if (!beyond_bound(i, e.terms)) pareto_insert(front, e, money);
+                if (!beyond(i, e.terms)) pareto_insert(front, e, money);
             }
         });
 
