@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "hetplan/search/fsdp/batch_dp.hpp"
 
@@ -20,11 +21,9 @@ batch_problem instance(int N, int B) {
     const double speed[3] = {1.0, 1.6, 3.1};
     const int count[3] = {N / 4, N / 4, N - 2 * (N / 4)};
     for (int t = 0; t < 3; ++t) {
-        fsdp_gpu_type g;
-        g.count = count[t];
-        g.time.push_back(0);
-        for (int m = 1; m <= 16; ++m) g.time.push_back(speed[t] * (0.02 + 0.01 * m + (m < 4 ? 0.004 * (4 - m) : 0.0)));
-        bp.types.push_back(g);
+        std::vector<double> time;
+        for (int m = 1; m <= 16; ++m) time.push_back(speed[t] * (0.02 + 0.01 * m + (m < 4 ? 0.004 * (4 - m) : 0.0)));
+        bp.types.push_back(fsdp_gpu_type::proportional(count[t], time, B));
     }
     bp.max_mbs_sum = static_cast<long long>(N) * 12;
     return bp;

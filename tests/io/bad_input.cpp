@@ -98,3 +98,51 @@ TEST_CASE("bad job and model values") {
     });
     CHECK(m.find("m.json: $.layers[0].params: must be >= 0") != std::string::npos);
 }
+
+TEST_CASE("Zorse/Cephalo files: a small hand-made set imports; bad entries name their path") {
+    // Two blocks of 100 parameters; 40 more in embeddings and head, spread over the blocks.
+    const auto stats = io::parse_text(R"({"tiny": {"hidden_size": 8, "num_layers": 2, "parameters_per_layer": 100,
+                                          "total_parameters": 240}})", "model_stats.json");
+    const model_spec m = io::cephalo::import_model_stats(io::cursor(stats, "model_stats.json"), "tiny", 16);
+    CHECK(m.num_layers() == 2);
+    CHECK(m.layers[1].params == doctest::Approx(120.0));
+    CHECK(m.total_params() == doctest::Approx(240.0));
+    CHECK(m.layers[0].act_output_elems == doctest::Approx(16.0 * 8));
+    // Measured at microbatch 1 and 2 (ms), then the fit 3 ms x m + 1 ms forward, 6 ms x m backward.
+    const auto lat = io::parse_text(R"({"tiny": {"g1": {"16": {"float32": [[3, 1], [6, 0], [4, 7], [8, 14]]}}}})", "lat.json");
+    profile_table t;
+    io::cephalo::import_latencies(io::cursor(lat, "lat.json"), {"tiny", "g1", 16, "float32"}, "G1", 2, t);
+    const auto* c = t.find("G1", 1);
+    REQUIRE(c != nullptr);
+    CHECK(c->at(2, 1).first.fwd.value == doctest::Approx(7e-3));
+    CHECK(c->at(5, 0).first.fwd.value == doctest::Approx(16e-3));
+    CHECK(c->at(5, 0).first.bwd.value == doctest::Approx(30e-3));
+    // Compute memory: points 1.5, 2.0, 2.5 GiB at microbatch 1..3: 1 GiB + 0.5 GiB per sample.
+    const auto mem = io::parse_text(R"({"lab": {"tiny": {"profiled_compute_memory": {"float32": [1.5, 2.0, 2.5]}}}})", "mem.json");
+    const auto fit = io::cephalo::import_compute_memory(io::cursor(mem, "mem.json"), "lab", "tiny", "float32");
+    CHECK(fit.intercept.value == doctest::Approx(gibibytes(1).value));
+    CHECK(fit.per_sample.value == doctest::Approx(gibibytes(0.5).value));
+
+    auto stats_error = [](const std::string& text) {
+        return error_of([&] {
+            const auto j = io::parse_text(text, "model_stats.json");
+            (void)io::cephalo::import_model_stats(io::cursor(j, "model_stats.json"), "tiny", 16);
+        });
+    };
+    CHECK(stats_error(R"({"tiny": {"hidden_size": 8, "num_layers": 2, "parameters_per_layer": 100, "total_parameters": 150}})")
+              .find("model_stats.json: $.tiny.total_parameters: smaller than num_layers x parameters_per_layer") != std::string::npos);
+    CHECK(stats_error(R"({"tiny": {"hidden_size": 8, "num_layers": 2, "parameters_per_layer": 100}})")
+              .find("$.tiny: missing field 'total_parameters'") != std::string::npos);
+    CHECK(stats_error(R"({"other": {}})").find("$: missing field 'tiny'") != std::string::npos);
+    const auto short_entry = error_of([] {
+        const auto j = io::parse_text(R"({"tiny": {"g1": {"16": {"float32": [[3, 1]]}}}})", "lat.json");
+        profile_table unused;
+        io::cephalo::import_latencies(io::cursor(j, "lat.json"), {"tiny", "g1", 16, "float32"}, "G1", 2, unused);
+    });
+    CHECK(short_entry.find("lat.json: $.tiny.g1.16.float32: expected [fwd_fit, bwd_fit]") != std::string::npos);
+    const auto negative = error_of([] {
+        const auto j = io::parse_text(R"({"lab": {"tiny": {"profiled_compute_memory": {"float32": [1.5, -2]}}}})", "mem.json");
+        (void)io::cephalo::import_compute_memory(io::cursor(j, "mem.json"), "lab", "tiny", "float32");
+    });
+    CHECK(negative.find("mem.json: $.lab.tiny.profiled_compute_memory.float32[1]: must be >= 0") != std::string::npos);
+}

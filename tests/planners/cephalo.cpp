@@ -10,7 +10,8 @@ using namespace hetplan::search;
 
 namespace {
 
-/// Fast "F" (24 GB) and slow "S" (12 GB) GPUs, two of each, one zone, 10 GB/s links; 4 layers of
+/// Fast "F" (24 GB) and slow "S" (12 GB) GPUs, two of each, one zone, 1 TB/s links (compute
+/// bound: a layer's AllGather over 4 GPUs takes 0.3 ms, its compute milliseconds); 4 layers of
 /// 1e8 parameters (fp32 Adam: 1.6 GB of state each, 6.4 GB in all). Per layer and microbatch of
 /// size m: F forward 1 ms x m, backward 2 ms x m; S twice as slow. Compute memory 1 GB + 0.5 GB/m.
 struct fsdp_world {
@@ -33,7 +34,7 @@ struct fsdp_world {
         const auto z = hw.add_zone("r1-a");
         hw.pool.set(gf, z, fast);
         hw.pool.set(gs, z, slow);
-        hw.network.set_default(alpha_beta_link{seconds{0}, bytes_per_second{1e10}});
+        hw.network.set_default(alpha_beta_link{seconds{0}, bytes_per_second{1e12}});
         model.name = "four";
         for (int i = 0; i < 4; ++i) {
             layer_spec l;
@@ -129,22 +130,63 @@ TEST_CASE("cephalo time model: Eqs. 2-3 by hand") {
     w.hw.network.set_default(alpha_beta_link{seconds{0}, bytes_per_second{1e8}});
     const problem pb = w.pb();
     const std::vector<std::pair<gpu_type_id, zone_id>> workers{{gpu_type_id{0}, zone_id{0}}, {gpu_type_id{1}, zone_id{0}}};
-    // F: m 2 x 3 -> forward 6 ms, backward 12 ms per layer; S: m 1 x 2 -> 4 ms, 8 ms.
+    // F: m 2 x 3 -> forward 6 ms, backward 18 ms per layer (12 ms + the recomputed 6 ms, §4.1);
+    // S: m 1 x 2 -> 4 ms, 12 ms.
     const plan even = make_fsdp_plan(pb, workers, {{2, 3}, {1, 2}}, {0.5, 0.5}, 0.8);
     const auto t = cephalo_time_model{}.estimate(pb, even);
     // AllGather of 4e8 B over 2 GPUs: 1 step of 2e8 B at 1e8 B/s = 2 s; reduce-scatter the same.
-    // Per layer: max(6 ms, 2 s) + max(12 ms, 4 s) = 6 s; 4 layers = 24 s.
+    // Per layer: max(6 ms, 2 s) + max(18 ms, 4 s) = 6 s; 4 layers = 24 s.
     CHECK(t.iteration.value == doctest::Approx(24.0));
     // Uneven shares make every unit but floor(2 x 4 x 0.25) = 2 uneven: 15% more on those.
     const plan uneven = make_fsdp_plan(pb, workers, {{2, 3}, {1, 2}}, {0.75, 0.25}, 0.8);
     CHECK(cephalo_time_model{}.estimate(pb, uneven).iteration.value == doctest::Approx(2 * 6.0 + 2 * 6.0 * 1.15));
-    // Fast links: compute bound, the slowest GPU per pass: 4 x (6 + 12) ms.
+    // Fast links: compute bound, the slowest GPU per pass: 4 x (6 + 18) ms.
     w.hw.network.set_default(alpha_beta_link{seconds{0}, bytes_per_second{1e15}});
-    CHECK(cephalo_time_model{}.estimate(w.pb(), even).iteration.value == doctest::Approx(0.072).epsilon(1e-6));
+    CHECK(cephalo_time_model{}.estimate(w.pb(), even).iteration.value == doctest::Approx(0.096).epsilon(1e-6));
+    // Without recomputation the backward is the profiled one alone: 4 x (6 + 12) ms.
+    plan kept = even;
+    kept.memory.recompute = false;
+    CHECK(cephalo_time_model{}.estimate(w.pb(), kept).iteration.value == doctest::Approx(0.072).epsilon(1e-6));
     // Not an FSDP plan: a clear error.
     plan two = even;
     two.pipelines[0].stages.push_back(two.pipelines[0].stages[0]);
     CHECK_THROWS_AS((void)cephalo_time_model{}.estimate(pb, two), model_error);
+}
+
+TEST_CASE("cephalo DP table: Algorithm 1's T(m, l) with even and uneven collectives, by hand") {
+    fsdp_world w(2, 2, 16);
+    w.hw.network.set_default(alpha_beta_link{seconds{0}, bytes_per_second{1e10}});
+    cephalo_options opt;
+    opt.compute_memory = w.mem;
+    std::vector<std::string> notes;
+    const auto in = make_cephalo_inputs(w.pb(), opt, notes);
+    REQUIRE(in.dp.types.size() == 2);
+    const auto& F = in.dp.types[0];
+    const auto& S = in.dp.types[1];
+    // (II): M(m) = 1 + 0.5 m GB within 80% of 12 GB allows m <= 17 on S; B = 16 caps both.
+    CHECK(F.max_mbs() == 16);
+    CHECK(S.max_mbs() == 16);
+    CHECK(F.max_microbatches(3) == 5);
+    // Per layer, rings of 4 GPUs: AG = RS = 3 x 1e8 B / 1e10 B/s = 30 ms. F at m 1, l 1:
+    // max(1, 30) + max(1 + 2, 30 + 30) = 90 ms (backward with the recomputed forward); 4 layers.
+    CHECK(F.at(1, 1) == doctest::Approx(0.360));
+    // 16 microbatches: max(16, 30) + max(48, 60) = 90 ms, still communication bound.
+    CHECK(F.at(1, 16) == doctest::Approx(0.360));
+    // S at m 14: 1 + 7 GB compute + 1.6 GB even state <= 9.6 GB: max(28, 30) + max(84, 60) = 114 ms.
+    CHECK(S.at(14, 1) == doctest::Approx(0.456));
+    // S at m 15: 1 + 7.5 + 1.6 > 9.6 GB, so the uneven collectives, 15% slower:
+    // max(30, 34.5) + max(90, 69) = 124.5 ms.
+    CHECK(S.at(15, 1) == doctest::Approx(0.498));
+    // (III): 57.6 GB usable - 6.4 GB state - 4 x 1 GB intercepts = 47.2 GB, / 0.5 GB = 94.
+    CHECK(in.dp.max_mbs_sum == 94);
+    // Communication bound everywhere: the best makespan is the floor, and Eqs. 2-3 agree.
+    const auto r = cephalo_planner(opt).plan(w.pb());
+    REQUIRE(r.pl);
+    CHECK(r.assignment.makespan == doctest::Approx(0.360));
+    CHECK(r.est.time.iteration.value == doctest::Approx(0.360));
+    // Here uneven units would cost 15% of exposed communication: the even split is kept.
+    CHECK(r.uneven_units == 0);
+    CHECK(r.pl->pipelines[0].stages[0].workers[0].state_share == doctest::Approx(0.25));
 }
 
 TEST_CASE("batch DP: the fast search equals Eq. 4 on random small instances") {
@@ -159,13 +201,19 @@ TEST_CASE("batch DP: the fast search equals Eq. 4 on random small instances") {
         bp.batch = 4 + rnd(20);
         const int T = 1 + rnd(3);
         for (int t = 0; t < T; ++t) {
-            fsdp_gpu_type g;
-            g.count = 1 + rnd(2);
-            g.time.push_back(0);
-            const int mmax = 1 + rnd(5);
+            const int count = 1 + rnd(2), mmax = 1 + rnd(5);
+            std::vector<double> time;
             double v = 0;
-            for (int m = 1; m <= mmax; ++m) g.time.push_back(v += 0.5 + rnd(10) * 0.1);  // increasing, sublinear or not
-            bp.types.push_back(g);
+            for (int m = 1; m <= mmax; ++m) time.push_back(v += 0.5 + rnd(10) * 0.1);  // increasing, sublinear or not
+            if (rnd(2) == 0) {
+                bp.types.push_back(fsdp_gpu_type::proportional(count, time, bp.batch));
+            } else {
+                // Algorithm 1's shape: a communication floor that l microbatches must cover.
+                const double floor = 0.5 + rnd(20) * 0.2;
+                bp.types.push_back(fsdp_gpu_type::tabulate(count, mmax, bp.batch, [&](int m, int l) {
+                    return std::max(l * time[static_cast<std::size_t>(m - 1)], floor);
+                }));
+            }
         }
         bp.max_mbs_sum = rnd(3) == 0 ? -1 : bp.gpus() + rnd(8);
         const auto slow = straightforward_batch_dp(bp);
@@ -192,7 +240,7 @@ TEST_CASE("batch DP: the fast search equals Eq. 4 on random small instances") {
                     CHECK(g.mbs <= t.max_mbs());
                     total += g.batch();
                     sum_m += g.mbs;
-                    worst = std::max(worst, g.microbatches * t.time[static_cast<std::size_t>(g.mbs)]);
+                    worst = std::max(worst, t.at(g.mbs, g.microbatches));
                 }
             CHECK(total == bp.batch);
             if (bp.max_mbs_sum >= 0) CHECK(sum_m <= bp.max_mbs_sum);
@@ -221,9 +269,10 @@ TEST_CASE("cephalo planner: a valid plan, faster GPUs take more batch, determini
     CHECK(ws[1].batch() == 8);
     CHECK(ws[2].batch() == 4);
     CHECK(ws[3].batch() == 4);
-    // Memory is not tight: the state stays evenly sharded (uneven units cost 15%, §2.3).
-    CHECK(ws[0].state_share == doctest::Approx(0.25));
-    CHECK(r.uneven_units == 0);
+    // Communication is hidden, so the state is split to balance memory utilisation (§2.4,
+    // Fig. 9) at no cost in time: the 24 GB GPUs hold more of it than the 12 GB ones.
+    CHECK(ws[0].state_share > ws[2].state_share);
+    CHECK(r.uneven_units > 0);
     // Same plan from the straightforward DP's optimum.
     opt.straightforward = true;
     const auto s = cephalo_planner(opt).plan(pb);

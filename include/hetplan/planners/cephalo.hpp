@@ -9,6 +9,7 @@
 //   check     validate()
 // The plan: one stage holding every layer, one worker per GPU with its own microbatch size,
 // microbatch count and share of the (ZeRO-3) state.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -32,6 +33,7 @@ struct cephalo_options {
     std::optional<compute_memory_fit> compute_memory; ///< profiled M_compute; empty: analytical
     int max_microbatch = 64;                         ///< largest microbatch size considered
     bool straightforward = false;                    ///< Eq. 4 literally (tests, benchmark reference)
+    cephalo_time_model time{};                       ///< Eqs. 2-3; its uneven overhead also prices the DP
 };
 
 struct cephalo_result {
@@ -54,45 +56,85 @@ struct cephalo_inputs {
     compute_memory_fit memory;
 };
 
-/// Builds the DP instance (constraints II and III) from the problem; GPU types that cannot hold
-/// the compute memory of one sample are left out with a note.
+/// How Cephalo runs every plan (§2.2): ZeRO-3 (FSDP) state, activations checkpointed at layer
+/// boundaries and offloaded to the host, memory use capped at `usable_fraction`.
+[[nodiscard]] inline memory_options fsdp_memory_options(double usable_fraction) {
+    memory_options m;
+    m.zero_stage = 3;
+    m.recompute = true;
+    m.offload_activations = true;
+    m.usable_fraction = usable_fraction;
+    return m;
+}
+
+/// Builds the DP instance from the problem: per GPU type the largest microbatch size whose
+/// compute memory fits (II) and Algorithm 1's T(m, l) over a ring of all the GPUs, and the bound
+/// K of (III). GPU types that cannot hold the compute memory of one sample are left out with a
+/// note.
 [[nodiscard]] inline cephalo_inputs make_cephalo_inputs(const problem& pb, const cephalo_options& opt, std::vector<std::string>& notes) {
     cephalo_inputs in;
     in.memory = opt.compute_memory ? *opt.compute_memory : compute_memory_fit::analytical(pb);
     in.dp.batch = pb.job.global_batch;
-    double usable = 0;
-    int n = 0;
+    const int B = pb.job.global_batch;
+    const memory_options how = fsdp_memory_options(opt.usable_fraction);
+    auto usable = [&](gpu_type_id g) { return pb.hw.gpu(g).memory() * opt.usable_fraction; };
+    std::vector<int> largest;  // largest microbatch size per kept type (II)
     for (std::size_t g = 0; g < pb.hw.gpus.size(); ++g) {
         const gpu_type_id gid{g};
-        int count = 0;
-        for (std::size_t z = 0; z < pb.hw.zones.size(); ++z) count += pb.hw.pool.available(gid, zone_id{z});
+        const int count = pb.hw.pool.total(gid);
         if (count == 0) continue;
-        const bytes cap = pb.hw.gpu(gid).memory() * opt.usable_fraction;
-        search::fsdp_gpu_type t;
-        t.count = count;
-        t.time.push_back(0);
-        worker_group probe{gid, zone_id{0}, 1, 1, 1, 1.0, -1};
-        for (int m = 1; m <= std::min(opt.max_microbatch, pb.job.global_batch) && in.memory.at(m) <= cap; ++m) {
-            probe.microbatch_size = m;
-            double t_m = 0;
-            for (std::size_t l = 0; l < pb.model.layers.size(); ++l) t_m += cephalo_time_model::layer_time(pb, probe, l).fwd_bwd().value;
-            t.time.push_back(t_m);
-        }
-        if (t.max_mbs() == 0) {
+        int m = 0;
+        while (m < std::min(opt.max_microbatch, B) && in.memory.at(m + 1) <= usable(gid)) ++m;
+        if (m == 0) {
             notes.push_back(std::to_string(count) + " x " + pb.hw.gpu(gid).type_name +
                             " left out: one sample's compute memory does not fit in " + std::to_string(opt.usable_fraction * 100) +
                             "% of it");
             continue;
         }
-        in.dp.types.push_back(std::move(t));
         in.types.push_back(gid);
+        largest.push_back(m);
         for (std::size_t z = 0; z < pb.hw.zones.size(); ++z)
             for (int k = 0; k < pb.hw.pool.available(gid, zone_id{z}); ++k) in.workers.emplace_back(gid, zone_id{z});
-        usable += cap.value * count;
-        n += count;
+    }
+    const int N = static_cast<int>(in.workers.size());
+    const std::size_t L = pb.model.layers.size();
+    const double state = cephalo_memory_model::state(pb).value;
+    // Collectives of every unit over the ring of all GPUs, even and uneven (§2.3).
+    std::vector<cephalo_time_model::unit_collectives> even(L), uneven(L);
+    for (std::size_t u = 0; u < L; ++u) {
+        even[u] = cephalo_time_model::collectives(pb, u, N, [&](int k) {
+            const auto& w = in.workers[static_cast<std::size_t>(k)];
+            return endpoint{w.second, w.first, 1};
+        });
+        uneven[u] = even[u].scaled(1.0 + opt.time.uneven_overhead);
+    }
+    double usable_sum = 0;
+    std::vector<layer_timing> per_layer(L);
+    for (std::size_t t = 0; t < in.types.size(); ++t) {
+        const gpu_type_id gid = in.types[t];
+        const int count = pb.hw.pool.total(gid);
+        usable_sum += usable(gid).value * count;
+        worker_group probe{gid, zone_id{0}, 1, 1, 1, 1.0, -1};
+        int row = 0;  // microbatch size whose layer times per_layer holds
+        in.dp.types.push_back(search::fsdp_gpu_type::tabulate(count, largest[t], B, [&](int m, int l) {
+            if (row != m) {
+                probe.microbatch_size = row = m;
+                for (std::size_t u = 0; u < L; ++u) per_layer[u] = cephalo_time_model::layer_time(pb, probe, u);
+            }
+            // Algorithm 1: the uneven collectives when an even share of the state does not fit
+            // next to this GPU's compute memory.
+            const bool even_fits = in.memory.at(m).value + state / N <= usable(gid).value;
+            seconds total{0};
+            for (std::size_t u = 0; u < L; ++u) {
+                const auto& c = even_fits ? even[u] : uneven[u];
+                total += cephalo_time_model::unit_time(per_layer[u].fwd * double(l), per_layer[u].backward_pass(how.recompute) * double(l),
+                                                       c.all_gather, c.reduce_scatter);
+            }
+            return total.value;
+        }));
     }
     // (III): state + N x intercept + per_sample x sum(m) <= aggregate usable memory.
-    const double room = usable - cephalo_memory_model::state(pb).value - n * in.memory.intercept.value;
+    const double room = usable_sum - state - N * in.memory.intercept.value;
     if (room < 0) in.dp.max_mbs_sum = 0;  // nothing fits: any assignment has sum >= N > 0
     else if (in.memory.per_sample.value > 0) in.dp.max_mbs_sum = static_cast<long long>(std::floor(room / in.memory.per_sample.value));
     return in;
@@ -104,10 +146,7 @@ struct cephalo_inputs {
                                          double usable_fraction) {
     plan pl;
     pl.schedule = schedule_kind::layered_gradient_accumulation;
-    pl.memory.zero_stage = 3;
-    pl.memory.recompute = true;
-    pl.memory.offload_activations = true;
-    pl.memory.usable_fraction = usable_fraction;
+    pl.memory = fsdp_memory_options(usable_fraction);
     stage st;
     st.layers.push_back({0, pb.model.num_layers()});
     for (std::size_t i = 0; i < workers.size(); ++i)
@@ -145,8 +184,9 @@ public:
             used.push_back(in.memory.at(a->gpus[i].mbs).value);
             cap.push_back(pb.hw.gpu(in.workers[i].first).memory().value * opt_.usable_fraction);
         }
-        // The state is sharded unevenly only when an even share does not fit somewhere (§2.4):
-        // uneven units cost 15% more communication (§2.3).
+        // §2.4: the state is split to minimise the highest memory utilisation (water-filling).
+        // Its uneven units cost 15% more communication (§2.3), which shows only where
+        // communication is exposed; so the even split, where it fits, is kept when it is faster.
         const double state = cephalo_memory_model::state(pb).value;
         const double even = state / double(used.size());
         bool even_fits = true;
@@ -155,14 +195,22 @@ public:
             even_fits = even_fits && used[i] + even <= cap[i];
             even_use = std::max(even_use, (used[i] + even) / cap[i]);
         }
-        search::water_level level;
-        if (even_fits) level = {std::vector<double>(used.size(), 1.0 / double(used.size())), even_use};
-        else level = search::water_fill(used, cap, state);
+        const cephalo_simulator sim{cephalo_memory_model{in.memory}, opt_.time, {}};
+        search::water_level level = search::water_fill(used, cap, state);
+        hetplan::plan pl = make_fsdp_plan(pb, in.workers, a->gpus, level.shares, opt_.usable_fraction);
+        out.est = sim.run(pb, pl);
+        if (even_fits) {
+            search::water_level flat{std::vector<double>(used.size(), 1.0 / double(used.size())), even_use};
+            hetplan::plan flat_pl = make_fsdp_plan(pb, in.workers, a->gpus, flat.shares, opt_.usable_fraction);
+            estimate flat_est = sim.run(pb, flat_pl);
+            if (flat_est.time.iteration < out.est.time.iteration) {
+                level = std::move(flat);
+                pl = std::move(flat_pl);
+                out.est = std::move(flat_est);
+            }
+        }
         out.utilisation = level.utilisation;
         out.uneven_units = search::unit_shards(level.shares, pb.model.num_layers()).uneven;
-        hetplan::plan pl = make_fsdp_plan(pb, in.workers, a->gpus, level.shares, opt_.usable_fraction);
-        const cephalo_simulator sim{cephalo_memory_model{in.memory}, {}, {}};
-        out.est = sim.run(pb, pl);
         const auto report = validate(pb, pl, sim.memory);
         if (!report.ok()) throw model_error("cephalo planner: its plan fails validation (a bug): " + report.summary());
         out.pl = std::move(pl);
@@ -209,11 +257,12 @@ struct fsdp_baseline {
         // Batch by speed without accumulation (m = b, l = 1): the least makespan T at which the
         // largest batch each GPU finishes within T adds up to B, then trimmed to exactly B.
         std::vector<double> candidates;
-        for (const auto& t : in.dp.types) candidates.insert(candidates.end(), t.time.begin() + 1, t.time.end());
+        for (const auto& t : in.dp.types)
+            for (int m = 1; m <= t.max_mbs(); ++m) candidates.push_back(t.at(m, 1));
         std::sort(candidates.begin(), candidates.end());
         auto largest = [&](const search::fsdp_gpu_type& t, double T) {
             int b = 0;
-            while (b + 1 <= t.max_mbs() && t.time[static_cast<std::size_t>(b + 1)] <= T) ++b;
+            while (b + 1 <= t.max_mbs() && t.at(b + 1, 1) <= T) ++b;
             return b;
         };
         auto total = [&](double T) {
@@ -254,7 +303,7 @@ struct fsdp_baseline {
     }
     fsdp_baseline out;
     out.pl = make_fsdp_plan(pb, in.workers, shares, state, opt.usable_fraction);
-    const cephalo_simulator sim{cephalo_memory_model{f}, {}, {}};
+    const cephalo_simulator sim{cephalo_memory_model{f}, opt.time, {}};
     out.est = sim.run(pb, out.pl);
     out.fits = validate(pb, out.pl, sim.memory).ok();
     return out;

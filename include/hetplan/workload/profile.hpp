@@ -26,6 +26,10 @@ namespace hetplan {
 struct layer_timing {
     seconds fwd{}, bwd{}, update{};
     [[nodiscard]] seconds fwd_bwd() const { return fwd + bwd; }
+    /// The backward pass of one microbatch. With activations checkpointed at layer boundaries
+    /// the layer's forward runs again first (Cephalo §2.2 and §4.1; the public optimizer prices
+    /// the backward as forward + backward for this reason).
+    [[nodiscard]] seconds backward_pass(bool recompute) const { return recompute ? fwd + bwd : bwd; }
 };
 
 enum class timing_source { measured, fitted, analytical };

@@ -5,9 +5,10 @@
 //   forward  = max( max_i T_f^{g_i}(m_i, l_i), AG_u )                     (Eq. 2)
 //   backward = max( max_i T_b^{g_i}(m_i, l_i), RS_u + AG_u )              (Eq. 3)
 // with T(m, l) = l x T(m) (§2.3: measured per microbatch size, linear beyond, scaled by the
-// count) and AG/RS ring collectives of the unit's parameters over all GPUs from the network
-// model, 15% slower for a unit sharded unevenly (§2.3, §3.3). The iteration adds the slowest
-// GPU's optimizer step on its share of the state.
+// count); with activations checkpointed (§4.1) the backward recomputes the forward first. AG/RS
+// are ring collectives of the unit's parameters over all GPUs from the network model, 15% slower
+// for a unit sharded unevenly (§2.3, §3.3). The iteration adds the slowest GPU's optimizer step
+// on its share of the state.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -45,6 +46,27 @@ struct cephalo_time_model {
         return st;
     }
 
+    /// Eqs. 2-3 for one unit: the slowest GPU's forward overlapped with the AllGather that
+    /// prefetches the next unit; its backward with ReduceScatter + AllGather.
+    [[nodiscard]] static seconds unit_time(seconds fwd, seconds bwd, seconds all_gather, seconds reduce_scatter) {
+        return max(fwd, all_gather) + max(bwd, reduce_scatter + all_gather);
+    }
+
+    struct unit_collectives {
+        seconds all_gather{}, reduce_scatter{};
+        [[nodiscard]] unit_collectives scaled(double k) const { return {all_gather * k, reduce_scatter * k}; }
+    };
+
+    /// Even-sharded AllGather of `layer`'s weights and ReduceScatter of its gradients as rings
+    /// over n GPUs, `endpoint_of(k)` being the k-th GPU of the ring.
+    template <class EndpointOf>
+    [[nodiscard]] static unit_collectives collectives(const problem& pb, std::size_t layer, int n, EndpointOf&& endpoint_of) {
+        auto edge = [&](int k) -> decltype(auto) { return pb.hw.network.between(endpoint_of(k), endpoint_of((k + 1) % n)); };
+        const auto& spec = pb.model.layers.at(layer);
+        return {collective::ring_all_gather(n, bytes{spec.params * pb.job.weight_bytes()}, edge),
+                collective::ring_reduce_scatter(n, bytes{spec.params * pb.job.gradient_bytes()}, edge)};
+    }
+
     [[nodiscard]] time_report estimate(const problem& pb, const plan& pl) const {
         const stage& st = fsdp_stage(pb, pl);
         const std::size_t n = st.workers.size();
@@ -52,11 +74,10 @@ struct cephalo_time_model {
         std::vector<double> shares;
         for (const auto& w : st.workers) shares.push_back(w.state_share);
         const auto sharding = search::unit_shards(shares, L);
-        auto endpoint_of = [&](std::size_t k) {
-            const auto& w = st.workers[k % n];
+        auto endpoint_of = [&](int k) {
+            const auto& w = st.workers[static_cast<std::size_t>(k)];
             return endpoint{w.zone, w.gpu, 1};
         };
-        auto edge = [&](int k) -> decltype(auto) { return pb.hw.network.between(endpoint_of(std::size_t(k)), endpoint_of(std::size_t(k) + 1)); };
 
         time_report r;
         stage_time s;
@@ -73,17 +94,15 @@ struct cephalo_time_model {
                 const worker_group& w = st.workers[k];
                 const layer_timing t = layer_time(pb, w, layer);
                 fwd = max(fwd, t.fwd * double(w.num_microbatches));
-                bwd = max(bwd, t.bwd * double(w.num_microbatches));
+                bwd = max(bwd, t.backward_pass(pl.memory.recompute) * double(w.num_microbatches));
                 update[k] += t.update * w.state_share;  // each GPU updates its share of the layer
             }
             const double factor = sharding.is_uneven(layer) ? 1.0 + uneven_overhead : 1.0;
-            const auto& spec = pb.model.layers.at(layer);
-            const bytes weights{spec.params * pb.job.weight_bytes()}, grads{spec.params * pb.job.gradient_bytes()};
-            const seconds ag = collective::ring_all_gather(int(n), weights, edge) * factor;
-            const seconds rs = collective::ring_reduce_scatter(int(n), grads, edge) * factor;
+            const auto c = collectives(pb, layer, int(n), endpoint_of).scaled(factor);
             s.compute += fwd + bwd;
-            s.sync += max(ag - fwd, seconds{0}) + max(rs + ag - bwd, seconds{0});  // exposed communication
-            total += max(fwd, ag) + max(bwd, rs + ag);
+            const seconds unit = unit_time(fwd, bwd, c.all_gather, c.reduce_scatter);
+            s.sync += unit - fwd - bwd;  // exposed communication
+            total += unit;
         }
         for (const seconds u : update) s.update = max(s.update, u);
         s.busy = total;

@@ -70,13 +70,20 @@ inline compute_memory_fit import_compute_memory(const cursor& root, const std::s
 }
 
 /// The transformer blocks of `model` from model_stats.json at the given sequence length.
+/// The parameters outside the blocks (embeddings, head: total_parameters - layers x
+/// parameters_per_layer, about 10% of GPT 2.7B) are spread evenly over the blocks, so that the
+/// training state and the collectives carry the whole model while compute stays per block.
 /// Activation sizes are estimates: s*h boundary elements and 17*s*h elements kept for backward
 /// (the attention-score term needs the head count, which the file does not give).
 inline model_spec import_model_stats(const cursor& root, const std::string& model, int sequence) {
     const cursor m = root[model];
     const int L = m["num_layers"].integer(1);
     const double h = m["hidden_size"].positive();
-    const double per_layer = m["parameters_per_layer"].positive();
+    const double in_blocks = m["parameters_per_layer"].positive();
+    const cursor total_c = m["total_parameters"];
+    const double total = total_c.positive();
+    if (total < in_blocks * L) total_c.fail("smaller than num_layers x parameters_per_layer");
+    const double per_layer = total / L;
     model_spec out;
     out.name = model;
     out.sequence_length = sequence;

@@ -4,12 +4,15 @@
 //   (I)   sum_i m_i l_i = B, l_i >= 1,
 //   (II)  M(m_i) <= capacity_i                    (compute memory alone fits),
 //   (III) M_state + sum_i M(m_i) <= sum_i capacity_i, i.e. sum_i m_i <= K (M linear in m),
-// minimising the slowest GPU's compute time max_i l_i T_i(m_i).
+// minimising the slowest GPU's time max_i T_i(m_i, l_i), where T_i is Algorithm 1's
+// T_{i,l,m}: Eqs. 2-3 for GPU i alone, its l microbatches of size m overlapped with the
+// AllGather and ReduceScatter (the uneven, slower ones when an even share of the state does not
+// fit next to M(m) on that GPU). The DP only reads T from a table (fsdp_gpu_type).
 //
 // straightforward_batch_dp is Eq. 4 as written: D(i, j, k), the best makespan of the first i
 // GPUs with batch j and microbatch-size sum k; O(N B^2 K log B) time.
 // fast_batch_dp gives the same optimum another way: the makespan is monotone in feasibility, so
-// it binary-searches it over the values l T(m) can take; for a candidate T, each GPU type's
+// it binary-searches it over the values T(m, l) can take; for a candidate T, each GPU type's
 // cheapest microbatch size for every batch b is read off once (identical GPUs share it), and a
 // min-plus pass over the GPUs finds the least sum of m for batch B, to compare with K.
 // O(log(#candidates) x N x B x b_max) with b_max the largest batch one GPU can take within T.
@@ -18,19 +21,44 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "hetplan/core/error.hpp"
 
 namespace hetplan::search {
 
-/// GPUs of one type as the DP sees them.
+/// GPUs of one type as the DP sees them: T(m, l), the time of l microbatches of size m on one
+/// of them (Algorithm 1's T_{i,l,m}: Eqs. 2-3 for that GPU alone), for m up to the largest
+/// size whose compute memory fits (II) and l = 1, 2, ... Non-decreasing in l.
 struct fsdp_gpu_type {
     int count = 1;
-    /// time[m] (seconds): forward + backward of one microbatch of size m through the whole model;
-    /// index 0 unused; m runs to the largest size whose compute memory fits (II).
-    std::vector<double> time;
-    [[nodiscard]] int max_mbs() const { return static_cast<int>(time.size()) - 1; }
+    /// Row m (1-based) is cost[start[m-1] .. start[m]) for l = 1, 2, ...; start[0] = 0.
+    std::vector<std::size_t> start{0};
+    std::vector<double> cost;
+
+    [[nodiscard]] int max_mbs() const { return static_cast<int>(start.size()) - 1; }
+    /// Largest l tabulated for microbatch size m.
+    [[nodiscard]] int max_microbatches(int m) const {
+        return static_cast<int>(start[static_cast<std::size_t>(m)] - start[static_cast<std::size_t>(m - 1)]);
+    }
+    [[nodiscard]] double at(int m, int l) const { return cost[start[static_cast<std::size_t>(m - 1)] + static_cast<std::size_t>(l - 1)]; }
+
+    /// T(m, l) = time(m, l) for m <= max_mbs and l m <= batch.
+    template <class F>
+    [[nodiscard]] static fsdp_gpu_type tabulate(int count, int max_mbs, int batch, F&& time) {
+        fsdp_gpu_type t;
+        t.count = count;
+        for (int m = 1; m <= std::min(max_mbs, batch); ++m) {
+            for (int l = 1; l * m <= batch; ++l) t.cost.push_back(time(m, l));
+            t.start.push_back(t.cost.size());
+        }
+        return t;
+    }
+    /// Compute only, linear in the number of microbatches: T(m, l) = l t[m - 1] (§2.3).
+    [[nodiscard]] static fsdp_gpu_type proportional(int count, std::span<const double> t, int batch) {
+        return tabulate(count, static_cast<int>(t.size()), batch, [&](int m, int l) { return l * t[static_cast<std::size_t>(m - 1)]; });
+    }
 };
 
 struct batch_problem {
@@ -52,7 +80,7 @@ struct gpu_share {
 };
 
 struct batch_assignment {
-    double makespan = 0;            ///< max_i l_i T_i(m_i)
+    double makespan = 0;            ///< max_i T_i(m_i, l_i)
     std::vector<gpu_share> gpus;    ///< in type order
     long long mbs_sum = 0;
 };
@@ -62,10 +90,19 @@ inline void check_batch_problem(const batch_problem& bp) {
     if (bp.batch < 1) throw input_error("cephalo DP: global batch must be >= 1");
     for (const auto& t : bp.types) {
         if (t.count < 0) throw input_error("cephalo DP: negative GPU count");
-        for (std::size_t m = 1; m < t.time.size(); ++m)
-            if (!(t.time[m] > 0) || !std::isfinite(t.time[m])) throw input_error("cephalo DP: compute times must be finite and > 0");
+        if (t.start.empty() || t.start.front() != 0 || t.start.back() != t.cost.size() ||
+            !std::is_sorted(t.start.begin(), t.start.end()))
+            throw input_error("cephalo DP: malformed T(m, l) table");
+        for (int m = 1; m <= t.max_mbs(); ++m)
+            for (int l = 1; l <= t.max_microbatches(m); ++l) {
+                const double v = t.at(m, l);
+                if (!(v > 0) || !std::isfinite(v)) throw input_error("cephalo DP: times must be finite and > 0");
+                if (l > 1 && v < t.at(m, l - 1)) throw input_error("cephalo DP: T(m, l) must not decrease as l grows");
+            }
     }
 }
+/// Largest l usable with microbatch size m at global batch `batch`.
+inline int usable_microbatches(const fsdp_gpu_type& t, int m, int batch) { return std::min(t.max_microbatches(m), batch / m); }
 }  // namespace detail
 
 /// Eq. 4 literally, one GPU at a time. nullopt when no assignment meets (I)-(III).
@@ -94,9 +131,9 @@ inline void check_batch_problem(const batch_problem& bp) {
                 double best = inf;
                 std::pair<int, int> arg{0, 0};
                 for (int m = 1; m <= std::min({g.max_mbs(), j, k}); ++m)
-                    for (int l = 1; l * m <= j; ++l) {
+                    for (int l = 1; l <= detail::usable_microbatches(g, m, j); ++l) {
                         const double before = prev[std::size_t(j - l * m) * W + std::size_t(k - m)];
-                        const double v = std::max(before, l * g.time[static_cast<std::size_t>(m)]);
+                        const double v = std::max(before, g.at(m, l));
                         if (v < best) best = v, arg = {m, l};
                     }
                 cur[std::size_t(j) * W + std::size_t(k)] = best;
@@ -138,7 +175,7 @@ inline void check_batch_problem(const batch_problem& bp) {
     for (const auto& t : bp.types) {
         if (t.count == 0) continue;
         for (int m = 1; m <= std::min(t.max_mbs(), B); ++m)
-            for (int l = 1; l * m <= B; ++l) candidates.push_back(l * t.time[static_cast<std::size_t>(m)]);
+            for (int l = 1; l <= detail::usable_microbatches(t, m, B); ++l) candidates.push_back(t.at(m, l));
     }
     std::sort(candidates.begin(), candidates.end());
     candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
@@ -152,7 +189,7 @@ inline void check_batch_problem(const batch_problem& bp) {
             std::fill(c.begin(), c.end(), 0);
             const auto& t = bp.types[ti];
             for (int m = std::min(t.max_mbs(), B); m >= 1; --m)  // descending: smaller m overwrites
-                for (int l = 1; l * m <= B && l * t.time[static_cast<std::size_t>(m)] <= T; ++l) c[std::size_t(l * m)] = m;
+                for (int l = 1, lmax = detail::usable_microbatches(t, m, B); l <= lmax && t.at(m, l) <= T; ++l) c[std::size_t(l * m)] = m;
         }
     };
     std::vector<std::int64_t> g(H), next(H);
@@ -213,7 +250,7 @@ inline void check_batch_problem(const batch_problem& bp) {
             const int b = pick[static_cast<std::size_t>(gi)][std::size_t(j)];
             const int m = cheapest[ti][std::size_t(b)];
             out.gpus[static_cast<std::size_t>(gi)] = {m, b / m};
-            out.makespan = std::max(out.makespan, (b / m) * bp.types[ti].time[static_cast<std::size_t>(m)]);
+            out.makespan = std::max(out.makespan, bp.types[ti].at(m, b / m));
             j -= b;
         }
     return out;
