@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "hetplan/planners/cephalo.hpp"
 
@@ -249,6 +250,82 @@ TEST_CASE("batch DP: the fast search equals Eq. 4 on random small instances") {
     }
     CHECK(compared > 20);
     CHECK(infeasible > 0);
+}
+
+TEST_CASE("separate maxima: the exact Eqs. 2-3 optimum, by brute force on random small instances") {
+    std::uint64_t x = 0x2545F4914F6CDD1Dull;
+    auto rnd = [&](int n) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        return int(x % std::uint64_t(n));
+    };
+    int compared = 0, improved = 0;
+    for (int trial = 0; trial < 80; ++trial) {
+        CAPTURE(trial);
+        batch_problem bp;
+        bp.batch = 3 + rnd(8);
+        identical_units u;
+        u.count = 1 + rnd(4);
+        u.all_gather = rnd(3) * 0.4;
+        u.reduce_scatter = rnd(3) * 0.3;
+        const int types = 1 + rnd(2);
+        for (int t = 0; t < types; ++t) {
+            const int mmax = 1 + rnd(4);
+            std::vector<double> f, b;
+            double vf = 0, vb = 0;
+            for (int m = 1; m <= mmax; ++m) f.push_back(vf += 0.2 + rnd(8) * 0.1), b.push_back(vb += 0.3 + rnd(12) * 0.1);
+            u.fwd.push_back(f);
+            u.bwd.push_back(b);
+            u.even_mbs.push_back(rnd(mmax + 1));
+            // The table Eq. 4 reads, with Algorithm 1's per-GPU collectives.
+            bp.types.push_back(fsdp_gpu_type::tabulate(1 + rnd(2), mmax, bp.batch, [&, t](int m, int l) {
+                const double k = m <= u.even_mbs[std::size_t(t)] ? 1.0 : u.uneven_factor;
+                const auto i = std::size_t(m - 1);
+                return u.count * (std::max(l * u.fwd[std::size_t(t)][i], u.all_gather * k) +
+                                  std::max(l * u.bwd[std::size_t(t)][i], (u.all_gather + u.reduce_scatter) * k));
+            }));
+        }
+        bp.max_mbs_sum = rnd(3) == 0 ? -1 : bp.gpus() + rnd(6);
+        // Brute force: every (m, l) per GPU meeting (I)-(III).
+        std::vector<const fsdp_gpu_type*> gpu;
+        for (const auto& t : bp.types)
+            for (int c = 0; c < t.count; ++c) gpu.push_back(&t);
+        batch_assignment cur;
+        cur.gpus.resize(gpu.size());
+        double best = std::numeric_limits<double>::infinity();
+        auto rec = [&](auto&& self, std::size_t i, int left, long long msum) -> void {
+            if (i == gpu.size()) {
+                if (left == 0 && (bp.max_mbs_sum < 0 || msum <= bp.max_mbs_sum)) best = std::min(best, separate_maxima_time(bp, u, cur));
+                return;
+            }
+            for (int m = 1; m <= std::min(gpu[i]->max_mbs(), left); ++m)
+                for (int l = 1; l * m <= left; ++l) {
+                    cur.gpus[i] = {m, l};
+                    self(self, i + 1, left - l * m, msum + m);
+                }
+        };
+        rec(rec, 0, bp.batch, 0);
+        const auto got = separate_maxima_batch_search(bp, u);
+        REQUIRE(got.has_value() == std::isfinite(best));
+        if (!got) continue;
+        ++compared;
+        CHECK(got->makespan == doctest::Approx(best).epsilon(1e-12));
+        CHECK(separate_maxima_time(bp, u, *got) == doctest::Approx(got->makespan).epsilon(1e-12));
+        int total = 0;
+        for (const auto& g : got->gpus) total += g.batch();
+        CHECK(total == bp.batch);
+        // Never worse than Eq. 4's assignment under Eqs. 2-3, and bounded searches agree.
+        const auto eq4 = fast_batch_dp(bp);
+        REQUIRE(eq4.has_value());
+        const double eq4_time = separate_maxima_time(bp, u, *eq4);
+        CHECK(got->makespan <= eq4_time * (1 + 1e-12));
+        const auto bounded = separate_maxima_batch_search(bp, u, eq4_time);
+        CHECK(bounded.has_value() == (got->makespan < eq4_time));
+        if (bounded) CHECK(bounded->makespan == doctest::Approx(got->makespan).epsilon(1e-12));
+        improved += got->makespan < eq4_time * (1 - 1e-9) ? 1 : 0;
+    }
+    CHECK(compared > 40);
+    MESSAGE(improved << " of " << compared << " instances faster than Eq. 4's assignment under Eqs. 2-3");
+    CHECK(improved > 0);
 }
 
 TEST_CASE("cephalo planner: a valid plan, faster GPUs take more batch, deterministic") {

@@ -1,9 +1,11 @@
-// Cephalo reproduction (issue 4) on Cephalo's published profiles: Cluster A (§4.1: 2 x L4 +
-// A6000 + P40 on one machine, 2 x P40 + 2 x P100 on the other, 50 Gbps), ViT-G and Llama 3B at
-// batch 256 in full precision, sequence 512 (Fig. 9), and the ablation of §4.4.
+// Cephalo reproduction (issue 4) on Cephalo's published profiles, full precision, sequence 512
+// (§4.1): Cluster A (2 x L4 + A6000 + P40 on one machine, 2 x P40 + 2 x P100 on the other,
+// 50 Gbps) for Fig. 9, Table 4 and the ablation of §4.4 (Fig. 7); Cluster B (16 A10G, 16 V100,
+// 32 T4 in 8-GPU VMs, 100 Gbps) for Table 5.
 #include <doctest/doctest.h>
 
 #include <map>
+#include <sstream>
 
 #include "data_dir.hpp"
 #include "hetplan/fixtures/gpus.hpp"
@@ -14,15 +16,22 @@ using namespace hetplan;
 
 namespace {
 
-struct cluster_a {
+struct gpu_group {
+    gpu_spec spec;
+    const char* profile_key;  ///< GPU name in model_latencies.json
+    int count;
+};
+
+/// One cluster of Cephalo's evaluation, every ring edge as slow as the link between machines.
+struct fsdp_cluster {
     cluster hw;
     model_spec model;
     job_spec job;
     profile_table profiles;
     cephalo_options opt;
-    gpu_type_id l4, a6000, p40, p100;
 
-    cluster_a(const std::string& model_name, int batch) {
+    fsdp_cluster(const std::string& model_name, int batch, const std::vector<gpu_group>& gpus, bytes_per_second link,
+                 const std::string& memory_cluster) {
         const auto dir = test::data_dir() / "cephalo";
         const auto stats = io::parse_file(dir / "model_stats.json");
         const auto lat = io::parse_file(dir / "model_latencies.json");
@@ -33,61 +42,154 @@ struct cluster_a {
         job.global_batch = batch;
         job.sequence_length = 512;
         const auto z = hw.add_zone("lab-a");
-        l4 = hw.add_gpu(fixtures::l4(), 4);
-        a6000 = hw.add_gpu(fixtures::a6000(), 4);
-        p40 = hw.add_gpu(fixtures::p40(), 4);
-        p100 = hw.add_gpu(fixtures::p100(), 4);
-        hw.pool.set(l4, z, 2);
-        hw.pool.set(a6000, z, 1);
-        hw.pool.set(p40, z, 3);
-        hw.pool.set(p100, z, 2);
-        // Every ring crosses the 50 Gbps link between the two machines: its slowest edge.
-        hw.network.set_default(alpha_beta_link{seconds{0}, gigabits_per_second(50)});
-        for (auto [gpu, name] : {std::pair{"l4", "L4"}, std::pair{"a6000", "A6000"}, std::pair{"p40", "P40"}, std::pair{"p100", "P100"}})
-            io::cephalo::import_latencies(l, {model_name, gpu, 512, "float32"}, name, model.num_layers(), profiles);
-        opt.compute_memory = io::cephalo::import_compute_memory(m, "paper", model_name, "float32");
+        for (const auto& g : gpus) {
+            const auto id = hw.add_gpu(g.spec, 8);
+            hw.pool.set(id, z, g.count);
+            io::cephalo::import_latencies(l, {model_name, g.profile_key, 512, "float32"}, g.spec.type_name, model.num_layers(), profiles);
+        }
+        hw.network.set_default(alpha_beta_link{seconds{0}, link});
+        opt.compute_memory = io::cephalo::import_compute_memory(m, memory_cluster, model_name, "float32");
     }
     [[nodiscard]] problem pb() const { return {hw, model, job, profiles}; }
 };
+
+fsdp_cluster cluster_a(const std::string& model_name, int batch) {
+    return {model_name,
+            batch,
+            {{fixtures::l4(), "l4", 2}, {fixtures::a6000(), "a6000", 1}, {fixtures::p40(), "p40", 3}, {fixtures::p100(), "p100", 2}},
+            gigabits_per_second(50),
+            "paper"};
+}
+
+fsdp_cluster cluster_b(const std::string& model_name, int batch) {
+    return {model_name,
+            batch,
+            {{fixtures::a10g(), "a10g", 16}, {fixtures::v100_16(), "v100x16", 16}, {fixtures::t4(), "t4", 32}},
+            gigabits_per_second(100),
+            "aws-16gpu"};
+}
+
+std::string describe(const fsdp_cluster& c, const cephalo_result& r) {
+    std::ostringstream os;
+    os << r.throughput() * c.job.global_batch << " samples/s, search " << r.elapsed.value * 1e3 << " ms, uneven units " << r.uneven_units
+       << ", peak utilisation " << r.utilisation << ";";
+    // One line per GPU type: batch (m x l) and state share of each of its GPUs.
+    std::map<std::string, std::string> per_type;
+    for (const auto& w : r.pl->pipelines[0].stages[0].workers) {
+        std::ostringstream g;
+        g << " " << w.batch() << "(" << w.microbatch_size << "x" << w.num_microbatches << ")/" << std::round(w.state_share * 1000) / 1000;
+        per_type[c.hw.gpu(w.gpu).type_name] += g.str();
+    }
+    for (const auto& [name, text] : per_type) os << " " << name << ":" << text;
+    return os.str();
+}
 
 }  // namespace
 
 TEST_CASE("Cluster A, batch 256: the A6000 takes the largest batch and state, the L4s about half (Fig. 9)") {
     for (const std::string name : {"deepspeedvit_g", "deepspeedllama_3b"}) {
         CAPTURE(name);
-        const cluster_a c(name, 256);
+        const auto c = cluster_a(name, 256);
         const auto r = cephalo_planner(c.opt).plan(c.pb());
         REQUIRE(r.pl);
-        const auto& ws = r.pl->pipelines[0].stages[0].workers;
-        std::map<std::size_t, std::pair<double, double>> per_type;  // type -> (batch, state) of one GPU
-        std::string shown;
-        for (const auto& w : ws) {
-            per_type[w.gpu.index()] = {double(w.batch()), w.state_share};
-            shown += " " + c.hw.gpu(w.gpu).type_name + ":b" + std::to_string(w.batch()) + "(m" + std::to_string(w.microbatch_size) + "x" +
-                     std::to_string(w.num_microbatches) + ") s" + std::to_string(w.state_share);
-        }
-        MESSAGE(name << ": " << r.throughput() * 256 << " samples/s, search " << r.elapsed.value * 1e3 << " ms, uneven units "
-                     << r.uneven_units << ";" << shown);
+        MESSAGE(name << ": " << describe(c, r));
         CHECK(r.est.memory.fits());
-        const auto [b_a6000, s_a6000] = per_type[c.a6000.index()];
-        const auto [b_l4, s_l4] = per_type[c.l4.index()];
-        const auto [b_p40, s_p40] = per_type[c.p40.index()];
-        const auto [b_p100, s_p100] = per_type[c.p100.index()];
+        std::map<std::string, std::pair<double, double>> per_type;  // type -> (batch, state) of one GPU
+        for (const auto& w : r.pl->pipelines[0].stages[0].workers) {
+            auto& [b, s] = per_type[c.hw.gpu(w.gpu).type_name];
+            b = std::max(b, double(w.batch()));
+            s = std::max(s, w.state_share);
+        }
+        const auto [b_a6000, s_a6000] = per_type["A6000"];
+        const auto [b_l4, s_l4] = per_type["L4"];
+        const auto [b_p40, s_p40] = per_type["P40"];
+        const auto [b_p100, s_p100] = per_type["P100"];
         for (double b : {b_l4, b_p40, b_p100}) CHECK(b_a6000 > b);
-        for (double s : {s_l4, s_p40, s_p100}) CHECK(s_a6000 >= s);
+        for (double s : {s_l4, s_p40, s_p100}) CHECK(s_a6000 > s);
         // "Roughly half" of the A6000's batch (Fig. 9): within 30-70% here.
         CHECK(b_l4 / b_a6000 > 0.3);
         CHECK(b_l4 / b_a6000 < 0.7);
-        CHECK(s_p40 >= s_p100);
+        // P40 and P100 compute alike; the P40's 24 GB hold more state than the P100's 12 GB.
+        CHECK(s_p40 > s_p100);
     }
 }
 
-TEST_CASE("ablation (§4.4): Cephalo beats even FSDP, compute-only and memory-only balancing") {
-    for (const std::string name : {"deepspeedvit_g", "deepspeedllama_3b"})
-        for (int batch : {64, 128, 256}) {
+TEST_CASE("Cluster A, the fast DP equals Eq. 4 as written on the published profiles") {
+    for (const std::string name : {"deepspeedvit_g", "deepspeedllama_3b", "deepspeedbert_large"})
+        for (int batch : {32, 64}) {
             CAPTURE(name);
             CAPTURE(batch);
-            const cluster_a c(name, batch);
+            const auto c = cluster_a(name, batch);
+            std::vector<std::string> notes;
+            const auto in = make_cephalo_inputs(c.pb(), c.opt, notes);
+            const auto fast = search::fast_batch_dp(in.dp);
+            const auto slow = search::straightforward_batch_dp(in.dp);
+            REQUIRE(fast.has_value());
+            REQUIRE(slow.has_value());
+            CHECK(fast->makespan == doctest::Approx(slow->makespan).epsilon(1e-12));
+        }
+}
+
+TEST_CASE("Table 4: every model on Cluster A at batch 128 and 256, next to the paper's measured throughput") {
+    // Samples per second measured by the paper (Table 4, Cephalo row).
+    const std::vector<std::tuple<const char*, double, double>> rows{
+        {"deepspeedvit_g", 6.38, 6.41},       {"deepspeedvit_e", 3.02, 3.23},     {"deepspeedbert_large", 33.56, 33.69},
+        {"deepspeedbert_xlarge", 11.47, 11.72}, {"deepspeedgpt_1.3b", 6.83, 7.09}, {"deepspeedgpt_2.7b", 4.57, 4.67},
+        {"deepspeedllama_tiny", 12.58, 12.91}, {"deepspeedllama_3b", 4.51, 4.85}};
+    for (const auto& [name, at128, at256] : rows)
+        for (int batch : {128, 256}) {
+            CAPTURE(name);
+            CAPTURE(batch);
+            const auto c = cluster_a(name, batch);
+            const auto r = cephalo_planner(c.opt).plan(c.pb());
+            REQUIRE(r.pl);
+            const double paper = batch == 128 ? at128 : at256;
+            const double ours = r.throughput() * batch;
+            MESSAGE(std::string(name) << " batch " << batch << ": paper " << paper << ", predicted " << ours << " (x" << ours / paper
+                                      << "); " << describe(c, r));
+            CHECK(r.est.memory.fits());
+            // The models leave out framework overheads, so they predict a little more than was
+            // measured; a unit or scaling error would leave this band (docs/reproduction.md).
+            CHECK(ours / paper > 0.95);
+            CHECK(ours / paper < 1.35);
+            const auto even = cephalo_baseline(c.pb(), fsdp_balance::even, c.opt);
+            if (even.fits) CHECK(ours >= batch / even.est.time.iteration.value * (1 - 1e-9));
+        }
+}
+
+TEST_CASE("Table 5: Cluster B (64 GPUs) at batch 512 and 1024") {
+    const std::vector<std::tuple<const char*, double, double>> rows{
+        {"deepspeedvit_e", 20.37, 26.08}, {"deepspeedgpt_6.7b", 11.62, 17.04}, {"deepspeedllama_7b", 13.12, 17.74}};
+    for (const auto& [name, at512, at1024] : rows)
+        for (int batch : {512, 1024}) {
+            CAPTURE(name);
+            CAPTURE(batch);
+            const auto c = cluster_b(name, batch);
+            const auto r = cephalo_planner(c.opt).plan(c.pb());
+            REQUIRE(r.pl);
+            const double paper = batch == 512 ? at512 : at1024;
+            const double ours = r.throughput() * batch;
+            MESSAGE(std::string(name) << " batch " << batch << ": paper " << paper << ", predicted " << ours << " (x" << ours / paper
+                                      << "); " << describe(c, r));
+            CHECK(r.est.memory.fits());
+            // Optimistic as on Cluster A, more so at 512 where the paper measured markedly less
+            // than at 1024 and the models see no bound at 100 Gbps (docs/reproduction.md).
+            CHECK(ours / paper > 0.95);
+            CHECK(ours / paper < 2.0);
+            // Faster GPUs take more samples each: A10G > V100 > T4 in their profiles.
+            std::map<std::string, int> most;
+            for (const auto& w : r.pl->pipelines[0].stages[0].workers) most[c.hw.gpu(w.gpu).type_name] = std::max(most[c.hw.gpu(w.gpu).type_name], w.batch());
+            CHECK(most["A10G"] >= most["V100-16"]);
+            CHECK(most["V100-16"] > most["T4"]);
+        }
+}
+
+TEST_CASE("ablation (§4.4, Fig. 7): Cephalo beats even FSDP, compute-only and memory-only balancing") {
+    for (const std::string name : {"deepspeedvit_e", "deepspeedgpt_2.7b", "deepspeedllama_3b"})
+        for (int batch : {32, 64, 128, 256}) {
+            CAPTURE(name);
+            CAPTURE(batch);
+            const auto c = cluster_a(name, batch);
             const auto r = cephalo_planner(c.opt).plan(c.pb());
             REQUIRE(r.pl);
             const auto even = cephalo_baseline(c.pb(), fsdp_balance::even, c.opt);
@@ -100,10 +202,7 @@ TEST_CASE("ablation (§4.4): Cephalo beats even FSDP, compute-only and memory-on
                          << "; MB " << show(mb));
             CHECK(r.est.memory.fits());
             CHECK(ours >= rate(even) * (1 - 1e-9));
+            CHECK(ours >= rate(cb) * (1 - 1e-9));
             CHECK(ours >= rate(mb) * (1 - 1e-9));
-            // Eq. 4 balances forward + backward per GPU, while Eqs. 2-3 take the forward and the
-            // backward maxima separately: at small batches compute-only balancing can come out a
-            // few percent ahead under these models (docs/reproduction.md); from 128 on it does not.
-            if (batch >= 128) CHECK(ours >= rate(cb) * (1 - 1e-9));
         }
 }

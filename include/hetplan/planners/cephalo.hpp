@@ -34,6 +34,9 @@ struct cephalo_options {
     int max_microbatch = 64;                         ///< largest microbatch size considered
     bool straightforward = false;                    ///< Eq. 4 literally (tests, benchmark reference)
     cephalo_time_model time{};                       ///< Eqs. 2-3; its uneven overhead also prices the DP
+    /// Beyond the paper: when all units are alike, also minimise Eqs. 2-3 exactly
+    /// (search::separate_maxima_batch_search) and keep whichever plan is faster.
+    bool separate_maxima = true;
 };
 
 struct cephalo_result {
@@ -54,6 +57,7 @@ struct cephalo_inputs {
     search::batch_problem dp;
     std::vector<gpu_type_id> types;  ///< of dp.types
     compute_memory_fit memory;
+    std::optional<search::identical_units> units;  ///< when every unit is alike
 };
 
 /// How Cephalo runs every plan (§2.2): ZeRO-3 (FSDP) state, activations checkpointed at layer
@@ -110,29 +114,48 @@ struct cephalo_inputs {
     }
     double usable_sum = 0;
     std::vector<layer_timing> per_layer(L);
+    search::identical_units units;
+    units.count = static_cast<int>(L);
+    units.all_gather = even.front().all_gather.value;
+    units.reduce_scatter = even.front().reduce_scatter.value;
+    units.uneven_factor = 1.0 + opt.time.uneven_overhead;
+    bool alike = std::all_of(even.begin(), even.end(), [&](const auto& c) {
+        return c.all_gather == even.front().all_gather && c.reduce_scatter == even.front().reduce_scatter;
+    });
     for (std::size_t t = 0; t < in.types.size(); ++t) {
         const gpu_type_id gid = in.types[t];
         const int count = pb.hw.pool.total(gid);
         usable_sum += usable(gid).value * count;
         worker_group probe{gid, zone_id{0}, 1, 1, 1, 1.0, -1};
+        // Algorithm 1: the uneven collectives when an even share of the state does not fit next
+        // to this GPU's compute memory.
+        auto even_fits = [&](int m) { return in.memory.at(m).value + state / N <= usable(gid).value; };
+        units.fwd.emplace_back();
+        units.bwd.emplace_back();
+        units.even_mbs.push_back(0);
         int row = 0;  // microbatch size whose layer times per_layer holds
         in.dp.types.push_back(search::fsdp_gpu_type::tabulate(count, largest[t], B, [&](int m, int l) {
             if (row != m) {
                 probe.microbatch_size = row = m;
                 for (std::size_t u = 0; u < L; ++u) per_layer[u] = cephalo_time_model::layer_time(pb, probe, u);
+                const seconds f = per_layer.front().fwd, b = per_layer.front().backward_pass(how.recompute);
+                alike = alike && std::all_of(per_layer.begin(), per_layer.end(), [&](const layer_timing& x) {
+                    return x.fwd == f && x.backward_pass(how.recompute) == b;
+                });
+                units.fwd.back().push_back(f.value);
+                units.bwd.back().push_back(b.value);
+                if (even_fits(m)) units.even_mbs.back() = m;
             }
-            // Algorithm 1: the uneven collectives when an even share of the state does not fit
-            // next to this GPU's compute memory.
-            const bool even_fits = in.memory.at(m).value + state / N <= usable(gid).value;
             seconds total{0};
             for (std::size_t u = 0; u < L; ++u) {
-                const auto& c = even_fits ? even[u] : uneven[u];
+                const auto& c = even_fits(m) ? even[u] : uneven[u];
                 total += cephalo_time_model::unit_time(per_layer[u].fwd * double(l), per_layer[u].backward_pass(how.recompute) * double(l),
                                                        c.all_gather, c.reduce_scatter);
             }
             return total.value;
         }));
     }
+    if (alike && L > 0) in.units = std::move(units);
     // (III): state + N x intercept + per_sample x sum(m) <= aggregate usable memory.
     const double room = usable_sum - state - N * in.memory.intercept.value;
     if (room < 0) in.dp.max_mbs_sum = 0;  // nothing fits: any assignment has sum >= N > 0
@@ -177,16 +200,48 @@ public:
             out.elapsed = since(t0);
             return out;
         }
+        priced best = place_state(pb, in, *a);
         out.assignment = *a;
-        // State: water-fill what compute memory leaves free (§2.4).
+        if (opt_.separate_maxima && in.units)
+            if (const auto b = search::separate_maxima_batch_search(in.dp, *in.units, search::separate_maxima_time(in.dp, *in.units, *a))) {
+                priced other = place_state(pb, in, *b);
+                if (other.est.time.iteration < best.est.time.iteration) {
+                    out.notes.push_back("Eqs. 2-3 minimised exactly: " +
+                                        std::to_string(100.0 * (best.est.time.iteration / other.est.time.iteration - 1.0)) +
+                                        "% faster than Eq. 4's assignment");
+                    best = std::move(other);
+                    out.assignment = *b;
+                }
+            }
+        out.est = std::move(best.est);
+        out.utilisation = best.level.utilisation;
+        out.uneven_units = search::unit_shards(best.level.shares, pb.model.num_layers()).uneven;
+        const auto report = validate(pb, best.pl, cephalo_memory_model{in.memory});
+        if (!report.ok()) throw model_error("cephalo planner: its plan fails validation (a bug): " + report.summary());
+        out.pl = std::move(best.pl);
+        out.elapsed = since(t0);
+        return out;
+    }
+
+    [[nodiscard]] const cephalo_options& options() const { return opt_; }
+
+private:
+    struct priced {
+        hetplan::plan pl;
+        estimate est;
+        search::water_level level;
+    };
+
+    /// The plan of a batch assignment with its state split, simulated. §2.4: the state is split
+    /// to minimise the highest memory utilisation (water-filling). Its uneven units cost 15% more
+    /// communication (§2.3), which shows only where communication is exposed; so the even split,
+    /// where it fits, is kept when it is faster.
+    [[nodiscard]] priced place_state(const problem& pb, const cephalo_inputs& in, const search::batch_assignment& a) const {
         std::vector<double> used, cap;
         for (std::size_t i = 0; i < in.workers.size(); ++i) {
-            used.push_back(in.memory.at(a->gpus[i].mbs).value);
+            used.push_back(in.memory.at(a.gpus[i].mbs).value);
             cap.push_back(pb.hw.gpu(in.workers[i].first).memory().value * opt_.usable_fraction);
         }
-        // §2.4: the state is split to minimise the highest memory utilisation (water-filling).
-        // Its uneven units cost 15% more communication (§2.3), which shows only where
-        // communication is exposed; so the even split, where it fits, is kept when it is faster.
         const double state = cephalo_memory_model::state(pb).value;
         const double even = state / double(used.size());
         bool even_fits = true;
@@ -196,31 +251,20 @@ public:
             even_use = std::max(even_use, (used[i] + even) / cap[i]);
         }
         const cephalo_simulator sim{cephalo_memory_model{in.memory}, opt_.time, {}};
-        search::water_level level = search::water_fill(used, cap, state);
-        hetplan::plan pl = make_fsdp_plan(pb, in.workers, a->gpus, level.shares, opt_.usable_fraction);
-        out.est = sim.run(pb, pl);
+        priced out;
+        out.level = search::water_fill(used, cap, state);
+        out.pl = make_fsdp_plan(pb, in.workers, a.gpus, out.level.shares, opt_.usable_fraction);
+        out.est = sim.run(pb, out.pl);
         if (even_fits) {
-            search::water_level flat{std::vector<double>(used.size(), 1.0 / double(used.size())), even_use};
-            hetplan::plan flat_pl = make_fsdp_plan(pb, in.workers, a->gpus, flat.shares, opt_.usable_fraction);
-            estimate flat_est = sim.run(pb, flat_pl);
-            if (flat_est.time.iteration < out.est.time.iteration) {
-                level = std::move(flat);
-                pl = std::move(flat_pl);
-                out.est = std::move(flat_est);
-            }
+            priced flat;
+            flat.level = {std::vector<double>(used.size(), 1.0 / double(used.size())), even_use};
+            flat.pl = make_fsdp_plan(pb, in.workers, a.gpus, flat.level.shares, opt_.usable_fraction);
+            flat.est = sim.run(pb, flat.pl);
+            if (flat.est.time.iteration < out.est.time.iteration) return flat;
         }
-        out.utilisation = level.utilisation;
-        out.uneven_units = search::unit_shards(level.shares, pb.model.num_layers()).uneven;
-        const auto report = validate(pb, pl, sim.memory);
-        if (!report.ok()) throw model_error("cephalo planner: its plan fails validation (a bug): " + report.summary());
-        out.pl = std::move(pl);
-        out.elapsed = since(t0);
         return out;
     }
 
-    [[nodiscard]] const cephalo_options& options() const { return opt_; }
-
-private:
     static seconds since(std::chrono::steady_clock::time_point t0) {
         return seconds{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
     }

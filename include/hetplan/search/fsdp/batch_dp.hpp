@@ -88,6 +88,7 @@ struct batch_assignment {
 namespace detail {
 inline void check_batch_problem(const batch_problem& bp) {
     if (bp.batch < 1) throw input_error("cephalo DP: global batch must be >= 1");
+    if (bp.batch > 65535) throw input_error("cephalo DP: global batch above 65535 is not supported (per-GPU batches are 16-bit)");
     for (const auto& t : bp.types) {
         if (t.count < 0) throw input_error("cephalo DP: negative GPU count");
         if (t.start.empty() || t.start.front() != 0 || t.start.back() != t.cost.size() ||
@@ -160,99 +161,283 @@ inline int usable_microbatches(const fsdp_gpu_type& t, int m, int batch) { retur
     return out;
 }
 
+namespace detail {
+
+/// The test of the fast searches. `allowed(type, m, l)` says which options a GPU may take and
+/// is monotone in l (if l is allowed, so is every smaller l); the least sum of microbatch sizes
+/// that reaches batch B exactly, one allowed option per GPU, comes from a min-plus pass over the
+/// GPUs. The GPUs of a type share one table: their cheapest m for every batch b, built by visiting
+/// the multiples of each m, O(B log B). A pass costs O(N B b_max), b_max the largest batch a GPU
+/// may take.
+class least_mbs_sum {
+public:
+    static constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max() / 4;
+
+    explicit least_mbs_sum(const batch_problem& bp)
+        : bp_(bp), B_(bp.batch), cheapest_(bp.types.size(), std::vector<int>(rows(), 0)), g_(rows()), next_(rows()) {}
+
+    /// Least sum of m (`none` when batch B cannot be reached); records the choices when asked.
+    /// GPU k only visits the batches j from which B is still reachable: every later GPU takes
+    /// at least one sample and at most its b_max; near the optimal makespan that window is
+    /// narrow. The values on it are those of the full pass.
+    template <class Allowed>
+    std::int64_t operator()(Allowed&& allowed, bool record) {
+        prepare(allowed);
+        const int N = bp_.gpus();
+        long long after = 0;  // sum of b_max over the GPUs not yet passed
+        for (std::size_t ti = 0; ti < bp_.types.size(); ++ti) {
+            if (bmax_[ti] == 0 && bp_.types[ti].count > 0) return none;  // this type cannot take one sample
+            after += static_cast<long long>(bmax_[ti]) * bp_.types[ti].count;
+        }
+        if (after < B_) return none;
+        std::fill(g_.begin(), g_.end(), none);
+        std::fill(next_.begin(), next_.end(), none);
+        g_[0] = 0;
+        if (record) pick_.assign(static_cast<std::size_t>(N), std::vector<std::uint16_t>(rows(), 0));
+        int plo = 0, phi = 0, gi = 0;  // window of the previous pass
+        for (std::size_t ti = 0; ti < bp_.types.size(); ++ti) {
+            const auto& c = cheapest_[ti];
+            const int bmax = bmax_[ti];
+            for (int copy = 0; copy < bp_.types[ti].count; ++copy, ++gi) {
+                after -= bmax;
+                const int lo = static_cast<int>(std::max<long long>(gi + 1, B_ - after));
+                const int hi = std::min(B_ - (N - gi - 1), phi + bmax);
+                if (lo > hi) return none;
+                for (int j = lo; j <= hi; ++j) {
+                    std::int64_t best = none;
+                    std::uint16_t arg = 0;
+                    for (int b = std::min(bmax, j - plo), b_lo = std::max(1, j - phi); b >= b_lo; --b) {  // larger batches first on ties
+                        const int m = c[std::size_t(b)];
+                        if (m == 0 || g_[std::size_t(j - b)] >= none) continue;
+                        const std::int64_t v = g_[std::size_t(j - b)] + m;
+                        if (v < best) best = v, arg = static_cast<std::uint16_t>(b);
+                    }
+                    next_[std::size_t(j)] = best;
+                    if (record) pick_[static_cast<std::size_t>(gi)][std::size_t(j)] = arg;
+                }
+                std::swap(g_, next_);
+                std::fill(next_.begin() + plo, next_.begin() + phi + 1, none);
+                plo = lo, phi = hi;
+            }
+        }
+        return g_[std::size_t(B_)];
+    }
+
+    /// Whether a least sum meets (III).
+    [[nodiscard]] bool fits(std::int64_t sum) const { return sum < none && (bp_.max_mbs_sum < 0 || sum <= bp_.max_mbs_sum); }
+
+    /// The assignment of the last recorded pass.
+    [[nodiscard]] batch_assignment assignment(std::int64_t sum) const {
+        batch_assignment out;
+        out.mbs_sum = sum;
+        out.gpus.resize(static_cast<std::size_t>(bp_.gpus()));
+        int j = B_, gi = bp_.gpus() - 1;
+        for (std::size_t ti = bp_.types.size(); ti-- > 0;)
+            for (int copy = 0; copy < bp_.types[ti].count; ++copy, --gi) {
+                const int b = pick_[static_cast<std::size_t>(gi)][std::size_t(j)];
+                const int m = cheapest_[ti][std::size_t(b)];
+                out.gpus[static_cast<std::size_t>(gi)] = {m, b / m};
+                j -= b;
+            }
+        return out;
+    }
+
+private:
+    [[nodiscard]] std::size_t rows() const { return static_cast<std::size_t>(B_ + 1); }
+
+    template <class Allowed>
+    void prepare(Allowed& allowed) {
+        for (std::size_t ti = 0; ti < bp_.types.size(); ++ti) {
+            auto& c = cheapest_[ti];
+            std::fill(c.begin(), c.end(), 0);
+            const auto& t = bp_.types[ti];
+            int& bmax = bmax_[ti] = 0;
+            for (int m = std::min(t.max_mbs(), B_); m >= 1; --m)  // descending: smaller m overwrites
+                for (int l = 1, lmax = usable_microbatches(t, m, B_); l <= lmax && allowed(ti, m, l); ++l) {
+                    c[std::size_t(l * m)] = m;
+                    bmax = std::max(bmax, l * m);
+                }
+        }
+    }
+
+    const batch_problem& bp_;
+    int B_;
+    std::vector<std::vector<int>> cheapest_;  ///< [type][b]: least m, 0 = not allowed
+    std::vector<int> bmax_ = std::vector<int>(bp_.types.size(), 0);  ///< [type]: largest allowed batch
+    std::vector<std::int64_t> g_, next_;
+    std::vector<std::vector<std::uint16_t>> pick_;  ///< [gpu][j]: batch given to that GPU
+};
+
+/// Smallest k in [lo, hi) at which the monotone `holds(k)` is true, or hi. Probes lo, lo + 1,
+/// lo + 3, lo + 7, ... before bisecting the last gap: the tests above the answer are the costly
+/// ones (large makespans let a GPU take much of the batch), so few of them are made.
+template <class Pred>
+std::size_t first_true(std::size_t lo, std::size_t hi, Pred&& holds) {
+    std::size_t step = 1;
+    while (lo < hi) {
+        const std::size_t probe = std::min(hi - 1, lo + step - 1);
+        if (holds(probe)) {
+            hi = probe;
+            break;
+        }
+        lo = probe + 1;
+        step *= 2;
+    }
+    while (lo < hi) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        if (holds(mid)) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+inline void sort_unique(std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+}  // namespace detail
+
 /// The same optimum by binary search on the makespan (see the header comment). Among
 /// assignments reaching it, the one with the least sum of microbatch sizes (least compute
-/// memory), ties broken towards larger batches on earlier GPUs.
+/// memory), ties broken towards larger batches on later GPUs.
 [[nodiscard]] inline std::optional<batch_assignment> fast_batch_dp(const batch_problem& bp) {
     detail::check_batch_problem(bp);
     const int N = bp.gpus(), B = bp.batch;
     if (N == 0 || N > B) return std::nullopt;
-    constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max() / 4;
-    const auto H = static_cast<std::size_t>(B + 1);
-
-    // Every value l T(m) can take: the candidate makespans.
+    // Every value T(m, l) can take: the candidate makespans.
     std::vector<double> candidates;
     for (const auto& t : bp.types) {
         if (t.count == 0) continue;
         for (int m = 1; m <= std::min(t.max_mbs(), B); ++m)
             for (int l = 1; l <= detail::usable_microbatches(t, m, B); ++l) candidates.push_back(t.at(m, l));
     }
-    std::sort(candidates.begin(), candidates.end());
-    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    detail::sort_unique(candidates);
+    detail::least_mbs_sum test(bp);
+    auto within = [&bp](double T) { return [&bp, T](std::size_t ti, int m, int l) { return bp.types[ti].at(m, l) <= T; }; };
+    const std::size_t k = detail::first_true(0, candidates.size(), [&](std::size_t i) { return test.fits(test(within(candidates[i]), false)); });
+    if (k == candidates.size()) return std::nullopt;
+    batch_assignment out = test.assignment(test(within(candidates[k]), true));
+    std::size_t gi = 0;
+    for (const auto& t : bp.types)
+        for (int c = 0; c < t.count; ++c, ++gi) out.makespan = std::max(out.makespan, t.at(out.gpus[gi].mbs, out.gpus[gi].microbatches));
+    return out;
+}
 
-    // Per type: least m for each batch b within makespan T (0 = impossible). Divisors of b are
-    // visited through multiples of m, so one pass costs O(B log B).
-    std::vector<std::vector<int>> cheapest(bp.types.size(), std::vector<int>(H, 0));
-    auto prepare = [&](double T) {
-        for (std::size_t ti = 0; ti < bp.types.size(); ++ti) {
-            auto& c = cheapest[ti];
-            std::fill(c.begin(), c.end(), 0);
-            const auto& t = bp.types[ti];
-            for (int m = std::min(t.max_mbs(), B); m >= 1; --m)  // descending: smaller m overwrites
-                for (int l = 1, lmax = detail::usable_microbatches(t, m, B); l <= lmax && t.at(m, l) <= T; ++l) c[std::size_t(l * m)] = m;
-        }
-    };
-    std::vector<std::int64_t> g(H), next(H);
-    std::vector<std::vector<std::uint16_t>> pick;  // [gpu][j] batch given to that GPU
-    // Least sum of m reaching batch B within T; records choices when `record`.
-    auto least_sum = [&](double T, bool record) {
-        prepare(T);
-        std::fill(g.begin(), g.end(), none);
-        std::fill(next.begin(), next.end(), none);
-        g[0] = 0;
-        if (record) pick.assign(static_cast<std::size_t>(N), std::vector<std::uint16_t>(H, 0));
-        int reach = 0, gi = 0;
-        for (std::size_t ti = 0; ti < bp.types.size(); ++ti) {
-            const auto& c = cheapest[ti];
-            int bmax = 0;
-            for (int b = 1; b <= B; ++b)
-                if (c[std::size_t(b)] > 0) bmax = b;
-            if (bmax == 0 && bp.types[ti].count > 0) return none;  // this type cannot take one sample
-            for (int copy = 0; copy < bp.types[ti].count; ++copy, ++gi) {
-                const int upto = std::min(B, reach + bmax);
-                for (int j = 1; j <= upto; ++j) {
-                    std::int64_t best = none;
-                    std::uint16_t arg = 0;
-                    for (int b = std::min(j, bmax); b >= 1; --b) {  // larger batches first on ties
-                        const int m = c[std::size_t(b)];
-                        if (m == 0 || g[std::size_t(j - b)] >= none) continue;
-                        const std::int64_t v = g[std::size_t(j - b)] + m;
-                        if (v < best) best = v, arg = static_cast<std::uint16_t>(b);
-                    }
-                    next[std::size_t(j)] = best;
-                    if (record) pick[static_cast<std::size_t>(gi)][std::size_t(j)] = arg;
-                }
-                next[0] = none;  // every GPU takes at least one sample
-                reach = upto;
-                std::swap(g, next);
-                std::fill(next.begin(), next.end(), none);
-            }
-        }
-        return g[std::size_t(B)];
-    };
-    auto fits = [&](std::int64_t sum) { return sum < none && (bp.max_mbs_sum < 0 || sum <= bp.max_mbs_sum); };
+/// Cephalo's time model when all L FSDP units are alike (§2.4: "transformer layers are
+/// identical"): per GPU type one unit's forward and backward (recomputation included) for one
+/// microbatch at each size m, and the largest m at which an even share of the state still fits
+/// next to M(m) (beyond it the collectives are the uneven ones, §2.3); per unit the collectives.
+struct identical_units {
+    int count = 0;                              ///< L
+    double all_gather = 0, reduce_scatter = 0;  ///< seconds per unit, evenly sharded
+    double uneven_factor = 1.15;                ///< §2.3
+    std::vector<std::vector<double>> fwd, bwd;  ///< [type][m - 1], seconds
+    std::vector<int> even_mbs;                  ///< [type]
+};
 
-    // Smallest feasible candidate.
-    std::size_t lo = 0, hi = candidates.size();
-    while (lo < hi) {
-        const std::size_t mid = (lo + hi) / 2;
-        if (fits(least_sum(candidates[mid], false))) hi = mid;
-        else lo = mid + 1;
+/// Eqs. 2-3 for an assignment when all units are alike, with Algorithm 1's rule for the
+/// collectives: even when every GPU's microbatch size leaves room for an even share of the
+/// state, uneven otherwise.
+[[nodiscard]] inline double separate_maxima_time(const batch_problem& bp, const identical_units& u, const batch_assignment& a) {
+    double xf = 0, xb = 0;
+    bool even = true;
+    std::size_t gi = 0;
+    for (std::size_t t = 0; t < bp.types.size(); ++t)
+        for (int c = 0; c < bp.types[t].count; ++c, ++gi) {
+            const auto& g = a.gpus.at(gi);
+            const auto i = static_cast<std::size_t>(g.mbs - 1);
+            xf = std::max(xf, g.microbatches * u.fwd.at(t).at(i));
+            xb = std::max(xb, g.microbatches * u.bwd.at(t).at(i));
+            even = even && g.mbs <= u.even_mbs.at(t);
+        }
+    const double k = even ? 1.0 : u.uneven_factor;
+    return u.count * (std::max(xf, u.all_gather * k) + std::max(xb, (u.all_gather + u.reduce_scatter) * k));
+}
+
+/// Beyond the paper: Eq. 4 minimises the largest per-GPU forward + backward, while Eqs. 2-3 wait
+/// for the slowest forward and, separately, the slowest backward; when GPU types differ in their
+/// backward-to-forward ratio the two optima differ. With alike units the iteration is
+///   L x ( max(X_f, AG) + max(X_b, AG + RS) ),  X_f = max_i l_i f_i(m_i),  X_b = max_i l_i b_i(m_i),
+/// so this minimises it exactly over caps (X_f, X_b): feasibility for given caps is the fast
+/// search's test, and the best caps lie on a corner of the monotone frontier, found by walking
+/// it with two binary searches per corner. As in Algorithm 1, either every GPU stays within its
+/// even-state microbatch size and the collectives are even, or they are uneven. `makespan` of
+/// the result is that iteration time. Same constraints (I)-(III) as Eq. 4. Only assignments
+/// faster than `upper_bound` are sought (nullopt when there is none): pass the time of a known
+/// assignment, e.g. Eq. 4's through separate_maxima_time, to prune.
+[[nodiscard]] inline std::optional<batch_assignment> separate_maxima_batch_search(
+    const batch_problem& bp, const identical_units& u, double upper_bound = std::numeric_limits<double>::infinity()) {
+    detail::check_batch_problem(bp);
+    if (u.fwd.size() != bp.types.size() || u.bwd.size() != bp.types.size() || u.even_mbs.size() != bp.types.size())
+        throw input_error("cephalo search: one row of unit times per GPU type");
+    for (std::size_t t = 0; t < bp.types.size(); ++t) {
+        const auto need = static_cast<std::size_t>(std::min(bp.types[t].max_mbs(), bp.batch));
+        if (u.fwd[t].size() < need || u.bwd[t].size() < need) throw input_error("cephalo search: unit times missing for some microbatch sizes");
+        for (std::size_t m = 0; m < need; ++m)
+            if (!(u.fwd[t][m] > 0) || !(u.bwd[t][m] > 0) || !std::isfinite(u.fwd[t][m] + u.bwd[t][m]))
+                throw input_error("cephalo search: unit times must be finite and > 0");
     }
-    if (lo == candidates.size()) return std::nullopt;
-    const double T = candidates[lo];
-    batch_assignment out;
-    out.mbs_sum = least_sum(T, true);
-    out.gpus.resize(static_cast<std::size_t>(N));
-    int j = B, gi = N - 1;
-    for (std::size_t ti = bp.types.size(); ti-- > 0;)
-        for (int copy = 0; copy < bp.types[ti].count; ++copy, --gi) {
-            const int b = pick[static_cast<std::size_t>(gi)][std::size_t(j)];
-            const int m = cheapest[ti][std::size_t(b)];
-            out.gpus[static_cast<std::size_t>(gi)] = {m, b / m};
-            out.makespan = std::max(out.makespan, bp.types[ti].at(m, b / m));
-            j -= b;
+    if (u.count < 1 || !(u.all_gather >= 0) || !(u.reduce_scatter >= 0) || !(u.uneven_factor >= 1))
+        throw input_error("cephalo search: bad unit count or collective times");
+    const int N = bp.gpus(), B = bp.batch;
+    if (N == 0 || N > B) return std::nullopt;
+    detail::least_mbs_sum test(bp);
+    struct corner {
+        double tf, tb;
+        bool even;
+    };
+    std::optional<corner> found;
+    double best = upper_bound;
+    auto limit = [&](std::size_t t, bool even) { return std::min({bp.types[t].max_mbs(), B, even ? u.even_mbs[t] : B}); };
+    // When an even share fits at every size, the uneven regime only adds to the collectives.
+    bool even_everywhere = true;
+    for (std::size_t t = 0; t < bp.types.size(); ++t) even_everywhere = even_everywhere && limit(t, true) == limit(t, false);
+    auto allowed = [&](double tf, double tb, bool even) {
+        return [&, tf, tb, even](std::size_t t, int m, int l) {
+            const auto i = static_cast<std::size_t>(m - 1);
+            return m <= limit(t, even) && l * u.fwd[t][i] <= tf && l * u.bwd[t][i] <= tb;
+        };
+    };
+    for (const bool even : {true, false}) {
+        if (!even && even_everywhere) break;
+        const double k = even ? 1.0 : u.uneven_factor, ag = u.all_gather * k, rs = u.reduce_scatter * k;
+        auto value = [&](double tf, double tb) { return u.count * (std::max(tf, ag) + std::max(tb, ag + rs)); };
+        // Caps worth trying: the values l f and l b can take, none below the collectives
+        // (the time is flat there); the largest of each stands for "no cap".
+        // Caps at which the time reaches the bound are of no use either.
+        const double f_top = best / u.count - (ag + rs), b_top = best / u.count - ag;
+        std::vector<double> fc{ag}, bc{ag + rs};
+        for (std::size_t t = 0; t < bp.types.size(); ++t) {
+            if (bp.types[t].count == 0) continue;
+            for (int m = 1; m <= limit(t, even); ++m)
+                for (int l = 1; l <= detail::usable_microbatches(bp.types[t], m, B); ++l) {
+                    const auto i = static_cast<std::size_t>(m - 1);
+                    if (l * u.fwd[t][i] > ag && l * u.fwd[t][i] < f_top) fc.push_back(l * u.fwd[t][i]);
+                    if (l * u.bwd[t][i] > ag + rs && l * u.bwd[t][i] < b_top) bc.push_back(l * u.bwd[t][i]);
+                }
         }
+        detail::sort_unique(fc);
+        detail::sort_unique(bc);
+        auto feasible = [&](double tf, double tb) { return test.fits(test(allowed(tf, tb, even), false)); };
+        const std::size_t nf = fc.size(), nb = bc.size();
+        if (!feasible(fc.back(), bc.back())) continue;  // nothing below the bound in this regime
+        std::size_t fi = detail::first_true(0, nf, [&](std::size_t i) { return feasible(fc[i], bc.back()); });
+        const std::size_t b_floor = detail::first_true(0, nb, [&](std::size_t i) { return feasible(fc.back(), bc[i]); });
+        std::size_t b_hi = nb;  // feasible(fc[fi], bc[b_hi - 1]) holds throughout
+        while (value(fc[fi], bc[b_floor]) < best) {
+            const std::size_t bi = detail::first_true(b_floor, b_hi, [&](std::size_t i) { return feasible(fc[fi], bc[i]); });
+            if (value(fc[fi], bc[bi]) < best) best = value(fc[fi], bc[bi]), found = corner{fc[fi], bc[bi], even};
+            if (bi == b_floor) break;
+            // The next corner: the smallest forward cap at which the backward cap can drop.
+            fi = detail::first_true(fi + 1, nf, [&](std::size_t i) { return feasible(fc[i], bc[bi - 1]); });
+            if (fi == nf) break;
+            b_hi = bi;
+        }
+    }
+    if (!found) return std::nullopt;
+    batch_assignment out = test.assignment(test(allowed(found->tf, found->tb, found->even), true));
+    out.makespan = best;
     return out;
 }
 
