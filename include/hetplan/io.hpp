@@ -2,6 +2,7 @@
 // The JSON layer: hetplan's own formats and importers for the published ones.
 #include "hetplan/io/cluster_json.hpp"
 #include "hetplan/io/import/cephalo.hpp"
+#include "hetplan/io/import/cephalo_world.hpp"
 #include "hetplan/io/import/sailor.hpp"
 #include "hetplan/io/import/sailor_world.hpp"
 #include "hetplan/io/job_json.hpp"

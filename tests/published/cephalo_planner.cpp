@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "data_dir.hpp"
-#include "hetplan/fixtures/gpus.hpp"
 #include "hetplan/io.hpp"
 #include "hetplan/planners/cephalo.hpp"
 
@@ -16,58 +15,15 @@ using namespace hetplan;
 
 namespace {
 
-struct gpu_group {
-    gpu_spec spec;
-    const char* profile_key;  ///< GPU name in model_latencies.json
-    int count;
-};
-
-/// One cluster of Cephalo's evaluation, every ring edge as slow as the link between machines.
-struct fsdp_cluster {
-    cluster hw;
-    model_spec model;
-    job_spec job;
-    profile_table profiles;
+struct fsdp_cluster : io::cephalo::world {
     cephalo_options opt;
-
-    fsdp_cluster(const std::string& model_name, int batch, const std::vector<gpu_group>& gpus, bytes_per_second link,
-                 const std::string& memory_cluster) {
-        const auto dir = test::data_dir() / "cephalo";
-        const auto stats = io::parse_file(dir / "model_stats.json");
-        const auto lat = io::parse_file(dir / "model_latencies.json");
-        const auto mem = io::parse_file(dir / "model_memory.json");
-        const io::cursor s(stats, (dir / "model_stats.json").string()), l(lat, (dir / "model_latencies.json").string()),
-            m(mem, (dir / "model_memory.json").string());
-        model = io::cephalo::import_model_stats(s, model_name, 512);
-        job.global_batch = batch;
-        job.sequence_length = 512;
-        const auto z = hw.add_zone("lab-a");
-        for (const auto& g : gpus) {
-            const auto id = hw.add_gpu(g.spec, 8);
-            hw.pool.set(id, z, g.count);
-            io::cephalo::import_latencies(l, {model_name, g.profile_key, 512, "float32"}, g.spec.type_name, model.num_layers(), profiles);
-        }
-        hw.network.set_default(alpha_beta_link{seconds{0}, link});
-        opt.compute_memory = io::cephalo::import_compute_memory(m, memory_cluster, model_name, "float32");
+    explicit fsdp_cluster(const io::cephalo::world_spec& spec) : io::cephalo::world(io::cephalo::load_world(test::data_dir() / "cephalo", spec)) {
+        opt.compute_memory = compute_memory;
     }
-    [[nodiscard]] problem pb() const { return {hw, model, job, profiles}; }
 };
 
-fsdp_cluster cluster_a(const std::string& model_name, int batch) {
-    return {model_name,
-            batch,
-            {{fixtures::l4(), "l4", 2}, {fixtures::a6000(), "a6000", 1}, {fixtures::p40(), "p40", 3}, {fixtures::p100(), "p100", 2}},
-            gigabits_per_second(50),
-            "paper"};
-}
-
-fsdp_cluster cluster_b(const std::string& model_name, int batch) {
-    return {model_name,
-            batch,
-            {{fixtures::a10g(), "a10g", 16}, {fixtures::v100_16(), "v100x16", 16}, {fixtures::t4(), "t4", 32}},
-            gigabits_per_second(100),
-            "aws-16gpu"};
-}
+fsdp_cluster cluster_a(const std::string& model_name, int batch) { return fsdp_cluster(io::cephalo::cluster_a(model_name, batch)); }
+fsdp_cluster cluster_b(const std::string& model_name, int batch) { return fsdp_cluster(io::cephalo::cluster_b(model_name, batch)); }
 
 std::string describe(const fsdp_cluster& c, const cephalo_result& r) {
     std::ostringstream os;

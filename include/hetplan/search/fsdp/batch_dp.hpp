@@ -131,12 +131,14 @@ inline int usable_microbatches(const fsdp_gpu_type& t, int m, int batch) { retur
             for (int k = 1; k <= K; ++k) {
                 double best = inf;
                 std::pair<int, int> arg{0, 0};
-                for (int m = 1; m <= std::min({g.max_mbs(), j, k}); ++m)
-                    for (int l = 1; l <= detail::usable_microbatches(g, m, j); ++l) {
+                for (int m = 1; m <= std::min({g.max_mbs(), j, k}); ++m) {
+                    const double* T = &g.cost[g.start[static_cast<std::size_t>(m - 1)]];  // T(m, l) = T[l - 1]
+                    for (int l = 1, lmax = detail::usable_microbatches(g, m, j); l <= lmax; ++l) {
                         const double before = prev[std::size_t(j - l * m) * W + std::size_t(k - m)];
-                        const double v = std::max(before, g.at(m, l));
+                        const double v = std::max(before, T[l - 1]);
                         if (v < best) best = v, arg = {m, l};
                     }
+                }
                 cur[std::size_t(j) * W + std::size_t(k)] = best;
                 how[static_cast<std::size_t>(i)][std::size_t(j) * W + std::size_t(k)] = arg;
             }
