@@ -1,6 +1,8 @@
 #pragma once
 // Small hand-made inputs shared by the unit tests. Numbers are chosen so that every expected
 // value in the tests can be worked out by hand (see each test's comment).
+#include <cstdint>
+
 #include "hetplan/hetplan.hpp"
 
 namespace hetplan::test {
@@ -60,6 +62,21 @@ struct small_world {
         profiles.set_curve("B", 1, curve(2, 1.0));
     }
     [[nodiscard]] problem pb() const { return {hw, model, job, profiles}; }
+};
+
+/// Marsaglia's xorshift64: small, fast and the same on every platform, so random tests see the
+/// same instances everywhere.
+struct xorshift {
+    std::uint64_t x;
+    explicit xorshift(std::uint64_t seed) : x(seed ? seed : 1) {}
+    std::uint64_t next() {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        return x;
+    }
+    /// Uniform in [0, n).
+    int below(int n) { return int(next() % std::uint64_t(n)); }
+    /// Uniform in [lo, hi) on a grid of 10^4 steps.
+    double between(double lo, double hi) { return lo + (hi - lo) * double(next() % 10000) / 10000.0; }
 };
 
 inline worker_group worker(gpu_type_id g, zone_id z, int tp, int mbs, int n, double share = 1.0) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "../support.hpp"
 #include "hetplan/planners/cephalo.hpp"
 
 using namespace hetplan;
@@ -191,11 +192,8 @@ TEST_CASE("cephalo DP table: Algorithm 1's T(m, l) with even and uneven collecti
 }
 
 TEST_CASE("batch DP: the fast search equals Eq. 4 on random small instances") {
-    std::uint64_t x = 0x9E3779B97F4A7C15ull;
-    auto rnd = [&](int n) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        return int(x % std::uint64_t(n));
-    };
+    test::xorshift gen(0x9E3779B97F4A7C15ull);
+    auto rnd = [&](int n) { return gen.below(n); };
     int compared = 0, infeasible = 0;
     for (int trial = 0; trial < 60; ++trial) {
         batch_problem bp;
@@ -253,11 +251,8 @@ TEST_CASE("batch DP: the fast search equals Eq. 4 on random small instances") {
 }
 
 TEST_CASE("separate maxima: the exact Eqs. 2-3 optimum, by brute force on random small instances") {
-    std::uint64_t x = 0x2545F4914F6CDD1Dull;
-    auto rnd = [&](int n) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        return int(x % std::uint64_t(n));
-    };
+    test::xorshift gen(0x2545F4914F6CDD1Dull);
+    auto rnd = [&](int n) { return gen.below(n); };
     int compared = 0, improved = 0;
     for (int trial = 0; trial < 80; ++trial) {
         CAPTURE(trial);

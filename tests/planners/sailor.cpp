@@ -137,11 +137,8 @@ struct random_world {
     profile_table profiles;
 
     explicit random_world(unsigned seed, bool two_regions) {
-        std::uint64_t x = seed * 2654435761u + 12345;
-        auto rnd = [&](double lo, double hi) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            return lo + (hi - lo) * double(x % 10000) / 10000.0;
-        };
+        test::xorshift gen(seed * 2654435761u + 12345);
+        auto rnd = [&](double lo, double hi) { return gen.between(lo, hi); };
         for (const char* name : {"A", "B"}) {
             gpu_spec g;
             g.type_name = name;
@@ -282,11 +279,8 @@ TEST_CASE("fractional assignment: LP duality catches what a per-type-set (Hall) 
 
     // Never a false "no": on small random cases, whenever an integer assignment exists, the
     // test says it fits (checked by enumerating every integer split of 3 stages over 2 types).
-    std::uint64_t x = 88172645463325252ull;
-    auto rnd = [&](int n) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        return int(x % std::uint64_t(n));
-    };
+    test::xorshift gen(88172645463325252ull);
+    auto rnd = [&](int n) { return gen.below(n); };
     for (int trial = 0; trial < 300; ++trial) {
         const std::array<int, max_types> c{rnd(13), rnd(13), 0, 0};
         std::vector<std::array<int, max_types>> st(3);

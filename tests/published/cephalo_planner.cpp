@@ -40,6 +40,21 @@ std::string describe(const fsdp_cluster& c, const cephalo_result& r) {
     return os.str();
 }
 
+/// Plans `c` and compares the predicted samples/s with the paper's measured `paper`: the models
+/// leave out framework overheads, so they predict more than was measured; a unit or scaling
+/// error would leave the band [0.95, most] (docs/reproduction.md).
+cephalo_result plan_against_paper(const fsdp_cluster& c, const char* name, double paper, double most) {
+    const auto r = cephalo_planner(c.opt).plan(c.pb());
+    REQUIRE(r.pl);
+    const double ours = r.throughput() * c.job.global_batch;
+    MESSAGE(std::string(name) << " batch " << c.job.global_batch << ": paper " << paper << ", predicted " << ours << " (x" << ours / paper
+                              << "); " << describe(c, r));
+    CHECK(r.est.memory.fits());
+    CHECK(ours / paper > 0.95);
+    CHECK(ours / paper < most);
+    return r;
+}
+
 }  // namespace
 
 TEST_CASE("Cluster A, batch 256: the A6000 takes the largest batch and state, the L4s about half (Fig. 9)") {
@@ -97,19 +112,9 @@ TEST_CASE("Table 4: every model on Cluster A at batch 128 and 256, next to the p
             CAPTURE(name);
             CAPTURE(batch);
             const auto c = cluster_a(name, batch);
-            const auto r = cephalo_planner(c.opt).plan(c.pb());
-            REQUIRE(r.pl);
-            const double paper = batch == 128 ? at128 : at256;
-            const double ours = r.throughput() * batch;
-            MESSAGE(std::string(name) << " batch " << batch << ": paper " << paper << ", predicted " << ours << " (x" << ours / paper
-                                      << "); " << describe(c, r));
-            CHECK(r.est.memory.fits());
-            // The models leave out framework overheads, so they predict a little more than was
-            // measured; a unit or scaling error would leave this band (docs/reproduction.md).
-            CHECK(ours / paper > 0.95);
-            CHECK(ours / paper < 1.35);
+            const auto r = plan_against_paper(c, name, batch == 128 ? at128 : at256, 1.35);
             const auto even = cephalo_baseline(c.pb(), fsdp_balance::even, c.opt);
-            if (even.fits) CHECK(ours >= batch / even.est.time.iteration.value * (1 - 1e-9));
+            if (even.fits) CHECK(r.est.time.iteration <= even.est.time.iteration * (1 + 1e-9));
         }
 }
 
@@ -121,17 +126,9 @@ TEST_CASE("Table 5: Cluster B (64 GPUs) at batch 512 and 1024") {
             CAPTURE(name);
             CAPTURE(batch);
             const auto c = cluster_b(name, batch);
-            const auto r = cephalo_planner(c.opt).plan(c.pb());
-            REQUIRE(r.pl);
-            const double paper = batch == 512 ? at512 : at1024;
-            const double ours = r.throughput() * batch;
-            MESSAGE(std::string(name) << " batch " << batch << ": paper " << paper << ", predicted " << ours << " (x" << ours / paper
-                                      << "); " << describe(c, r));
-            CHECK(r.est.memory.fits());
-            // Optimistic as on Cluster A, more so at 512 where the paper measured markedly less
-            // than at 1024 and the models see no bound at 100 Gbps (docs/reproduction.md).
-            CHECK(ours / paper > 0.95);
-            CHECK(ours / paper < 2.0);
+            // More optimistic at 512, where the paper measured markedly less than at 1024 and the
+            // models see no bound at 100 Gbps (docs/reproduction.md).
+            const auto r = plan_against_paper(c, name, batch == 512 ? at512 : at1024, 2.0);
             // Faster GPUs take more samples each: A10G > V100 > T4 in their profiles.
             std::map<std::string, int> most;
             for (const auto& w : r.pl->pipelines[0].stages[0].workers) most[c.hw.gpu(w.gpu).type_name] = std::max(most[c.hw.gpu(w.gpu).type_name], w.batch());

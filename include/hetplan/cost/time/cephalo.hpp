@@ -101,7 +101,7 @@ struct cephalo_time_model {
             const auto c = collectives(pb, layer, int(n), endpoint_of).scaled(factor);
             s.compute += fwd + bwd;
             const seconds unit = unit_time(fwd, bwd, c.all_gather, c.reduce_scatter);
-            s.sync += unit - fwd - bwd;  // exposed communication
+            s.sync += max(unit - fwd - bwd, seconds{0});  // exposed communication
             total += unit;
         }
         for (const seconds u : update) s.update = max(s.update, u);
