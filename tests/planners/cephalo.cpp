@@ -388,3 +388,35 @@ TEST_CASE("cephalo planner: memory limits force accumulation; the ablation basel
     CHECK(cb_small.fits);
     CHECK(r_small.est.time.iteration.value <= cb_small.est.time.iteration.value * (1 + 1e-12));
 }
+
+TEST_CASE("cephalo planner: bad or empty inputs give a clear answer, never a crash") {
+    cephalo_options opt;
+    opt.compute_memory = compute_memory_fit{gigabytes(1), gigabytes(0.5)};
+    auto has_note = [](const cephalo_result& r, const std::string& what) {
+        for (const auto& n : r.notes)
+            if (n.find(what) != std::string::npos) return true;
+        return false;
+    };
+    // An empty pool: no plan, and why.
+    fsdp_world none(0, 0, 16);
+    const auto r0 = cephalo_planner(opt).plan(none.pb());
+    CHECK_FALSE(r0.pl);
+    CHECK(has_note(r0, "no GPU in the pool"));
+    // Fewer samples than GPUs: every GPU needs one (Eq. 4's l >= 1).
+    fsdp_world crowded(2, 2, 3);
+    const auto r1 = cephalo_planner(opt).plan(crowded.pb());
+    CHECK_FALSE(r1.pl);
+    CHECK(has_note(r1, "every GPU needs at least one sample"));
+    // A GPU type whose compute memory alone exceeds 80% of it is left out, with a note.
+    opt.compute_memory = compute_memory_fit{gigabytes(10), gigabytes(0.5)};  // > 9.6 GB usable on S
+    const auto r2 = cephalo_planner(opt).plan(fsdp_world(2, 2, 16).pb());
+    REQUIRE(r2.pl);
+    CHECK(r2.pl->pipelines[0].stages[0].workers.size() == 2);
+    CHECK(has_note(r2, "2 x S left out"));
+    // No layers, or a bad option: input_error naming the field.
+    fsdp_world empty_model;
+    empty_model.model.layers.clear();
+    CHECK_THROWS_WITH_AS((void)cephalo_planner(opt).plan(empty_model.pb()), doctest::Contains("has no layers"), input_error);
+    opt.usable_fraction = 0;
+    CHECK_THROWS_AS((void)cephalo_planner(opt).plan(fsdp_world().pb()), input_error);
+}

@@ -76,6 +76,10 @@ struct cephalo_inputs {
 /// K of (III). GPU types that cannot hold the compute memory of one sample are left out with a
 /// note.
 [[nodiscard]] inline cephalo_inputs make_cephalo_inputs(const problem& pb, const cephalo_options& opt, std::vector<std::string>& notes) {
+    pb.model.check();
+    pb.job.check();
+    if (!(opt.usable_fraction > 0) || opt.max_microbatch < 1)
+        throw input_error("cephalo options: usable_fraction must be > 0 and max_microbatch >= 1");
     cephalo_inputs in;
     in.memory = opt.compute_memory ? *opt.compute_memory : compute_memory_fit::analytical(pb);
     in.dp.batch = pb.job.global_batch;
@@ -186,11 +190,14 @@ public:
 
     [[nodiscard]] cephalo_result plan(const problem& pb) const {
         const auto t0 = std::chrono::steady_clock::now();
-        pb.model.check();
-        pb.job.check();
         cephalo_result out;
         const cephalo_inputs in = make_cephalo_inputs(pb, opt_, out.notes);
         const int N = in.dp.gpus();
+        if (N == 0) {
+            out.notes.push_back("no GPU in the pool can take part");
+            out.elapsed = since(t0);
+            return out;
+        }
         if (N > pb.job.global_batch)
             out.notes.push_back("global batch " + std::to_string(pb.job.global_batch) + " < " + std::to_string(N) +
                                 " GPUs: every GPU needs at least one sample");

@@ -12,10 +12,14 @@
 // straightforward_batch_dp is Eq. 4 as written: D(i, j, k), the best makespan of the first i
 // GPUs with batch j and microbatch-size sum k; O(N B^2 K log B) time.
 // fast_batch_dp gives the same optimum another way: the makespan is monotone in feasibility, so
-// it binary-searches it over the values T(m, l) can take; for a candidate T, each GPU type's
-// cheapest microbatch size for every batch b is read off once (identical GPUs share it), and a
-// min-plus pass over the GPUs finds the least sum of m for batch B, to compare with K.
-// O(log(#candidates) x N x B x b_max) with b_max the largest batch one GPU can take within T.
+// it is searched over the values T(m, l) can take, upwards from the smallest and then by
+// bisection; for a candidate T, each GPU type's cheapest microbatch size for every batch b is
+// read off once (identical GPUs share it), and a min-plus pass over the GPUs, each visiting only
+// the batches from which B is still reachable, finds the least sum of m for batch B, to compare
+// with K. O(log(#candidates) x N x B x b_max) at worst, b_max the largest batch one GPU can take
+// within T; near the optimum the passes are much narrower.
+// separate_maxima_batch_search goes beyond the paper: the exact optimum of Eqs. 2-3 themselves
+// when all units are alike (see there).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
