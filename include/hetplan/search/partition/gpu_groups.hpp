@@ -1,0 +1,143 @@
+#pragma once
+// Zorse Phase 1 (Zorse §3.3.2): candidate divisions of the cluster into GPU groups (data
+// parallel inside, pipelined between), from min-k-cuts of the bandwidth graph.
+//
+// The paper cuts the complete graph of GPUs weighted by bandwidth. A pure minimum k-cut of that
+// graph prefers isolating single GPUs in large clusters (one GPU's edges weigh less than a
+// machine's), so here the vertices are whole machines, each edge weighing the sum of its GPU
+// pairs' bandwidths (the GPU graph with every machine contracted): SPLIT over cuts that never
+// split a machine. Two graphs give candidates, deduplicated:
+//   - machines: SPLIT for every k (peels machines off where the graph says so);
+//   - classes of alike machines (same GPU type, zone and size): SPLIT for every k, and a group
+//     made of one class may also be cut into d equal runs of machines for every divisor d of
+//     its machine count. Within a class all cuts of equal size weigh the same, so SPLIT alone
+//     only ever peels one machine; the even runs are what lets Phase 2 size the data-parallel
+//     groups of a GPU type (§5.2: V100s "form two 8-GPU groups", T4s "two 24-GPU groups per
+//     region").
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "hetplan/hardware/machines.hpp"
+#include "hetplan/search/partition/min_k_cut.hpp"
+
+namespace hetplan::search {
+
+using machine_group = std::vector<int>;              ///< indices into the machine list, increasing
+using cluster_partition = std::vector<machine_group>;  ///< ordered by each group's first machine
+
+/// Sum over the GPU pairs of machines a and b of their link's bandwidth for `message` bytes.
+[[nodiscard]] inline double pair_bandwidth(const cluster& hw, const machine& a, const machine& b, bytes message) {
+    return double(a.gpus) * double(b.gpus) * gpu_link(hw, a, b).bandwidth(message).value;
+}
+
+/// The machine-level bandwidth graph.
+[[nodiscard]] inline weighted_graph machine_graph(const cluster& hw, const std::vector<machine>& ms, bytes message) {
+    weighted_graph g(static_cast<int>(ms.size()));
+    for (std::size_t a = 0; a < ms.size(); ++a)
+        for (std::size_t b = a + 1; b < ms.size(); ++b) g.set(int(a), int(b), pair_bandwidth(hw, ms[a], ms[b], message));
+    return g;
+}
+
+/// Classes of alike machines, each a list of machine indices, in machine order.
+[[nodiscard]] inline std::vector<machine_group> machine_classes(const std::vector<machine>& ms) {
+    std::vector<machine_group> out;
+    for (std::size_t i = 0; i < ms.size(); ++i) {
+        auto it = std::find_if(out.begin(), out.end(), [&](const machine_group& c) { return ms[std::size_t(c.front())].alike(ms[i]); });
+        if (it == out.end()) out.push_back({int(i)});
+        else it->push_back(int(i));
+    }
+    return out;
+}
+
+struct partition_options {
+    bytes message = megabytes(64);       ///< message size at which links are compared
+    bool machine_level = true;           ///< SPLIT over machines
+    bool class_level = true;             ///< SPLIT over classes, with even runs of a class
+    std::size_t max_candidates = 20000;  ///< stop adding even-run variants beyond this
+};
+
+struct partition_candidates {
+    std::vector<cluster_partition> partitions;
+    bool truncated = false;  ///< max_candidates reached
+};
+
+namespace detail {
+inline cluster_partition normalised(cluster_partition p) {
+    for (auto& g : p) std::sort(g.begin(), g.end());
+    std::sort(p.begin(), p.end(), [](const machine_group& a, const machine_group& b) { return a.front() < b.front(); });
+    return p;
+}
+inline cluster_partition from_labels(const std::vector<int>& label, const std::vector<machine_group>& vertex_machines) {
+    cluster_partition p;
+    for (std::size_t v = 0; v < label.size(); ++v) {
+        const auto k = static_cast<std::size_t>(label[v]);
+        if (p.size() <= k) p.resize(k + 1);
+        p[k].insert(p[k].end(), vertex_machines[v].begin(), vertex_machines[v].end());
+    }
+    return normalised(std::move(p));
+}
+}  // namespace detail
+
+/// Zorse Phase 1: the candidate partitions (see the header comment), deterministic order.
+[[nodiscard]] inline partition_candidates cluster_partitions(const cluster& hw, const std::vector<machine>& ms, const partition_options& opt = {}) {
+    partition_candidates out;
+    if (ms.empty()) return out;
+    std::set<cluster_partition> seen;
+    auto add = [&](cluster_partition p) {
+        p = detail::normalised(std::move(p));
+        if (seen.insert(p).second) out.partitions.push_back(std::move(p));
+    };
+    const weighted_graph mg = machine_graph(hw, ms, opt.message);
+    if (opt.class_level) {
+        const auto classes = machine_classes(ms);
+        weighted_graph cg(static_cast<int>(classes.size()));
+        for (std::size_t a = 0; a < classes.size(); ++a)
+            for (std::size_t b = a + 1; b < classes.size(); ++b) {
+                double w = 0;
+                for (int i : classes[a])
+                    for (int j : classes[b]) w += mg.weight(i, j);
+                cg.set(int(a), int(b), w);
+            }
+        const k_cut_sequence seq(cg);
+        for (int k = seq.first_k(); k <= seq.last_k(); ++k) {
+            const cluster_partition base = detail::from_labels(seq.partition(k), classes);
+            // Even runs of the groups that are one class: every combination of divisors.
+            std::vector<std::vector<int>> runs(base.size(), std::vector<int>{1});
+            for (std::size_t g = 0; g < base.size(); ++g) {
+                const bool one_class = std::all_of(base[g].begin(), base[g].end(), [&](int i) { return ms[std::size_t(i)].alike(ms[std::size_t(base[g].front())]); });
+                const int c = static_cast<int>(base[g].size());
+                if (one_class)
+                    for (int d = 2; d <= c; ++d)
+                        if (c % d == 0) runs[g].push_back(d);
+            }
+            std::vector<std::size_t> pick(base.size(), 0);
+            while (true) {
+                if (out.partitions.size() >= opt.max_candidates) {
+                    out.truncated = true;
+                    break;
+                }
+                cluster_partition p;
+                for (std::size_t g = 0; g < base.size(); ++g) {
+                    const int d = runs[g][pick[g]], len = static_cast<int>(base[g].size()) / d;
+                    for (int r = 0; r < d; ++r) p.emplace_back(base[g].begin() + r * len, base[g].begin() + (r + 1) * len);
+                }
+                add(std::move(p));
+                std::size_t g = 0;  // next combination (odometer)
+                while (g < base.size() && ++pick[g] == runs[g].size()) pick[g++] = 0;
+                if (g == base.size()) break;
+            }
+        }
+    }
+    if (opt.machine_level) {
+        std::vector<machine_group> singletons;
+        for (std::size_t i = 0; i < ms.size(); ++i) singletons.push_back({int(i)});
+        const k_cut_sequence seq(mg);
+        for (int k = seq.first_k(); k <= seq.last_k(); ++k) add(detail::from_labels(seq.partition(k), singletons));
+    }
+    return out;
+}
+
+}  // namespace hetplan::search
