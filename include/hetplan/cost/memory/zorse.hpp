@@ -34,26 +34,31 @@ struct zorse_group_shape {
     double working_elems = 0;     ///< one layer's activations while recomputed, per sample
     double boundaries = 0;        ///< all the group's boundary activations, per sample
 
+    /// Adds the group's next ministage (in the order it runs them).
+    void add(const model_spec& model, layer_range r) {
+        const double p = model.params_in(r.begin, r.end);
+        for (int l = r.begin; l < r.end; ++l) {
+            const auto& spec = model.layers.at(static_cast<std::size_t>(l));
+            boundary_elems = std::max(boundary_elems, spec.act_output_elems);
+            working_elems = std::max(working_elems, spec.act_mem_elems);
+            boundaries += spec.act_output_elems;
+        }
+        params += p;
+        largest_ministage = std::max(largest_ministage, p);
+        materialised = std::max(materialised, p + last_);
+        last_ = p;
+    }
+
     /// From the group's ministages in the order it runs them.
-    static zorse_group_shape of(const model_spec& model, const std::vector<layer_range>& ministages) {
+    template <class Ranges>
+    static zorse_group_shape of(const model_spec& model, const Ranges& ministages) {
         zorse_group_shape g;
-        std::vector<double> p;
-        for (const auto& r : ministages) {
-            p.push_back(model.params_in(r.begin, r.end));
-            for (int l = r.begin; l < r.end; ++l) {
-                const auto& spec = model.layers.at(static_cast<std::size_t>(l));
-                g.boundary_elems = std::max(g.boundary_elems, spec.act_output_elems);
-                g.working_elems = std::max(g.working_elems, spec.act_mem_elems);
-                g.boundaries += spec.act_output_elems;
-            }
-        }
-        for (std::size_t s = 0; s < p.size(); ++s) {
-            g.params += p[s];
-            g.largest_ministage = std::max(g.largest_ministage, p[s]);
-            g.materialised = std::max(g.materialised, p[s] + (s + 1 < p.size() ? p[s + 1] : 0.0));
-        }
+        for (const layer_range& r : ministages) g.add(model, r);
         return g;
     }
+
+private:
+    double last_ = 0;  ///< parameters of the previous ministage
 };
 
 struct zorse_memory_model {
