@@ -262,3 +262,43 @@ TEST_CASE("zorse planner: tight memory takes more ministages; no plan is never a
     CHECK_FALSE(tiny.pl);
     CHECK_FALSE(tiny.notes.empty());
 }
+
+TEST_CASE("zorse planner: groupings given by hand are planned as given, and checked") {
+    const zorse_world w(1, 1, 16);
+    const auto free = zorse_planner().plan(w.pb());
+    REQUIRE(free.pl);
+    zorse_options own;
+    own.partitions = {{{1}, {0}}};  // the planner's own groups, written in another order
+    const auto same = zorse_planner(own).plan(w.pb());
+    REQUIRE(same.pl);
+    CHECK(same.pl == free.pl);
+    zorse_options one;
+    one.partitions = {{{0, 1}}};  // every GPU in one group: a single stage of four workers
+    const auto r = zorse_planner(one).plan(w.pb());
+    REQUIRE(r.pl);
+    CHECK(r.pl->pipelines[0].stages.size() == 1);
+    CHECK(r.pl->pipelines[0].stages[0].workers.size() == 4);
+    CHECK(r.predicted.value >= free.predicted.value);
+    zorse_options two;
+    two.min_ministages = two.max_ministages = 2;
+    const auto s2 = zorse_planner(two).plan(w.pb());
+    REQUIRE(s2.pl);
+    CHECK(s2.ministages == 2);
+    for (const auto& st : s2.pl->pipelines[0].stages) CHECK(st.layers.size() == 2);
+    auto error_of = [&](std::vector<search::cluster_partition> ps) {
+        zorse_options o;
+        o.partitions = std::move(ps);
+        try {
+            (void)zorse_planner(o).plan(w.pb());
+        } catch (const input_error& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    CHECK(error_of({{{0}}}).find("partitions[0] uses machine 1 0 times") != std::string::npos);
+    CHECK(error_of({{{0, 1}, {1}}}).find("uses machine 1 2 times") != std::string::npos);
+    CHECK(error_of({{{0, 1}}, {{0}, {7}}}).find("partitions[1] names machine 7; the pool has 2") != std::string::npos);
+    zorse_options bad;
+    bad.min_ministages = 0;
+    CHECK_THROWS_AS((void)zorse_planner(bad).plan(w.pb()), input_error);
+}

@@ -42,7 +42,11 @@ using zorse_simulator = simulator<zorse_memory_model, zorse_time_model, sailor_m
 
 struct zorse_options {
     search::partition_options partition{};
+    /// Non-empty: plan over these groupings (machine indices of machines_of) instead of Phase 1's,
+    /// e.g. to price a grouping given by hand.
+    std::vector<search::cluster_partition> partitions;
     std::vector<int> microbatch_sizes;        ///< empty: every divisor of the global batch
+    int min_ministages = 1;                   ///< ministages per group, at least
     int max_ministages = 0;                   ///< 0: up to the smallest group's layer count
     double usable_fraction = 1.0;             ///< share of each GPU's memory a plan may use
     zorse_memory_model memory{};              ///< `reserved`: framework and buffers per GPU
@@ -75,6 +79,7 @@ public:
         pb.model.check();
         pb.job.check();
         if (!(opt_.usable_fraction > 0 && opt_.usable_fraction <= 1)) throw input_error("zorse options: usable_fraction must be in (0, 1]");
+        if (opt_.min_ministages < 1 || opt_.max_ministages < 0) throw input_error("zorse options: min_ministages must be >= 1, max_ministages >= 0");
         zorse_result out;
         out.machines = machines_of(pb.hw);
         const auto& ms = out.machines;
@@ -83,7 +88,8 @@ public:
             out.notes.push_back("no GPU in the pool");
             return finish(out, t0);
         }
-        const auto cands = search::cluster_partitions(pb.hw, ms, opt_.partition);
+        const auto cands = opt_.partitions.empty() ? search::cluster_partitions(pb.hw, ms, opt_.partition)
+                                                   : search::partition_candidates{checked(opt_.partitions, ms.size()), false};
         out.partitions = cands.partitions.size();
         if (cands.truncated) out.notes.push_back("Phase 1: candidate partitions capped at " + std::to_string(opt_.partition.max_candidates));
         std::vector<int> mbs = opt_.microbatch_sizes;
@@ -133,7 +139,7 @@ public:
                 for (std::size_t g = 0; g < G; ++g) compute_floor = std::max(compute_floor, group_compute(*groups[g], n[g], times, mi, layers[g]));
                 if (compute_floor >= best.latency) continue;
                 const int S_max = std::min(*std::min_element(layers.begin(), layers.end()), opt_.max_ministages > 0 ? opt_.max_ministages : L);
-                for (int S = 1; S <= S_max; ++S) {
+                for (int S = opt_.min_ministages; S <= S_max; ++S) {
                     price(pb, groups, n, layers, S, m, mi, times, ld);
                     ++out.configurations;
                     const double lat = zorse_time_model::latency(ld).total;
@@ -163,6 +169,28 @@ public:
     }
 
 private:
+    /// Given groupings must use every machine exactly once; returned in Phase 1's normal form.
+    static std::vector<search::cluster_partition> checked(std::vector<search::cluster_partition> ps, std::size_t machines) {
+        for (std::size_t p = 0; p < ps.size(); ++p) {
+            std::vector<int> uses(machines, 0);
+            for (const auto& g : ps[p]) {
+                if (g.empty()) throw input_error("zorse options: partitions[" + std::to_string(p) + "] has an empty group");
+                for (int k : g) {
+                    if (k < 0 || static_cast<std::size_t>(k) >= machines)
+                        throw input_error("zorse options: partitions[" + std::to_string(p) + "] names machine " + std::to_string(k) +
+                                          "; the pool has " + std::to_string(machines));
+                    ++uses[static_cast<std::size_t>(k)];
+                }
+            }
+            for (std::size_t k = 0; k < machines; ++k)
+                if (uses[k] != 1)
+                    throw input_error("zorse options: partitions[" + std::to_string(p) + "] uses machine " + std::to_string(k) + " " +
+                                      std::to_string(uses[k]) + " times, not once");
+            ps[p] = search::detail::normalised(std::move(ps[p]));
+        }
+        return ps;
+    }
+
     /// Per GPU type and microbatch size: prefix sums over layers of one microbatch's forward,
     /// backward (the forward recomputed, §3.1.3) and optimizer step.
     struct prefixes {
