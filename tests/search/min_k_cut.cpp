@@ -100,3 +100,30 @@ TEST_CASE("min-k-cut: SPLIT on random small graphs — minimum 2-cuts, nested, w
         }
     }
 }
+
+TEST_CASE("minimum 2-cut: the dense Stoer-Wagner agrees with Boost.Graph's, on subsets too") {
+    test::xorshift gen(0xC0FFEEull);
+    for (int trial = 0; trial < 60; ++trial) {
+        CAPTURE(trial);
+        const int n = 2 + gen.below(30);
+        weighted_graph g(n);
+        for (int i = 0; i < n; ++i)
+            for (int j = i + 1; j < n; ++j) g.set(i, j, 1.0 + gen.below(20) + (i / 4 == j / 4 ? 50.0 : 0.0));
+        std::vector<int> vs;
+        for (int v = 0; v < n; ++v)
+            if (trial % 2 == 0 || gen.below(3) != 0) vs.push_back(v);
+        if (vs.size() < 2) continue;
+        const auto ours = minimum_two_cut(g, vs), ref = boost_minimum_two_cut(g, vs);
+        CHECK(ours.weight == doctest::Approx(ref.weight));
+        // Our sides are a cut of that weight, of the given vertices.
+        std::vector<bool> side(static_cast<std::size_t>(n));
+        for (int v : ours.side_a) side[std::size_t(v)] = true;
+        double c = 0;
+        for (int a : ours.side_a)
+            for (int b : ours.side_b) c += g.weight(a, b);
+        CHECK(c == doctest::Approx(ours.weight));
+        CHECK(ours.side_a.size() + ours.side_b.size() == vs.size());
+        CHECK_FALSE(ours.side_b.empty());
+        CHECK(ours.side_a.front() == vs.front());
+    }
+}

@@ -1,7 +1,7 @@
 #pragma once
 // Min-k-cut by SPLIT (Saran & Vazirani 1995), as Zorse's Phase 1 uses it (Zorse §3.3.2):
-// repeatedly take the lightest minimum 2-cut over the current components (Stoer-Wagner, from
-// Boost.Graph) and remove its edges; within 2 - 2/k of the optimal k-cut. Every step splits one
+// repeatedly take the lightest minimum 2-cut over the current components (Stoer-Wagner) and
+// remove its edges; within 2 - 2/k of the optimal k-cut. Every step splits one
 // component in two (both sides of a minimum cut are connected), so one pass yields a nested
 // partition for every k from the number of connected components up to n. Each component's
 // minimum cut is computed once and cached; a step computes only the cuts of its two halves, so
@@ -55,14 +55,84 @@ private:
     std::vector<double> w_;
 };
 
-/// Stoer-Wagner on the subgraph induced by `vertices` (at least two, connected by positive
-/// edges): the cut's weight and which of them lie on one side.
+/// A minimum 2-cut of the subgraph induced by `vertices` (at least two): the cut's weight and
+/// which of them lie on each side.
 struct two_cut {
     double weight = 0;
-    std::vector<int> side_a, side_b;  ///< vertices of the graph, increasing
+    std::vector<int> side_a, side_b;  ///< vertices of the graph, increasing; side a holds the smallest
 };
 
+namespace detail {
+inline two_cut ordered_cut(double weight, const std::vector<int>& vertices, const std::vector<bool>& on_a) {
+    two_cut out;
+    out.weight = weight;
+    for (std::size_t a = 0; a < vertices.size(); ++a) (on_a[a] ? out.side_a : out.side_b).push_back(vertices[a]);
+    std::sort(out.side_a.begin(), out.side_a.end());
+    std::sort(out.side_b.begin(), out.side_b.end());
+    if (out.side_a.front() > out.side_b.front()) std::swap(out.side_a, out.side_b);
+    return out;
+}
+}  // namespace detail
+
+/// Stoer-Wagner (1997) on a dense matrix: n - 1 maximum-adjacency phases of O(n^2) each, O(n^3)
+/// in all, nothing allocated inside a phase. Live vertices stay packed in the first rows and
+/// columns (a merged-away vertex's slot takes the last live one), and each step is two
+/// branch-free passes over them: add the chosen vertex's row to the keys, find the maximum. The bandwidth
+/// graphs are complete, where Boost.Graph's heap-based version (boost_minimum_two_cut below)
+/// only adds work. Ties go to the lowest slot: deterministic.
 [[nodiscard]] inline two_cut minimum_two_cut(const weighted_graph& g, const std::vector<int>& vertices) {
+    const std::size_t n = vertices.size();
+    if (n < 2) throw input_error("minimum 2-cut: needs at least two vertices");
+    std::vector<double> w(n * n);
+    for (std::size_t a = 0; a < n; ++a)
+        for (std::size_t b = 0; b < n; ++b) w[a * n + b] = a == b ? 0.0 : g.weight(vertices[a], vertices[b]);
+    // Slot i holds the merged vertex whose members are the chain first[i], next[first[i]], ...
+    std::vector<std::size_t> first(n), last_of(n), next(n, n);
+    std::iota(first.begin(), first.end(), 0);
+    std::iota(last_of.begin(), last_of.end(), 0);
+    std::vector<double> key(n);
+    std::vector<bool> best_side(n);
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t live = n; live > 1; --live) {
+        // An added vertex's key is -inf, so one branch-free pass adds a row and finds the maximum.
+        std::fill_n(key.begin(), live, 0.0);
+        std::size_t prev = 0, sel = 0;  // every key is 0 at first: slot 0 starts
+        double cut = 0;
+        for (std::size_t step = 1; step < live; ++step) {
+            key[sel] = -std::numeric_limits<double>::infinity();
+            const double* row = &w[sel * n];
+            double* k = key.data();
+            for (std::size_t i = 0; i < live; ++i) k[i] += row[i];
+            std::size_t next_sel = 0;
+            for (std::size_t i = 1; i < live; ++i)
+                if (k[i] > k[next_sel]) next_sel = i;
+            prev = sel, sel = next_sel, cut = k[sel];
+        }
+        // The phase's cut: the last vertex (with what was merged into it) against the rest.
+        if (cut < best) {
+            best = cut;
+            std::fill(best_side.begin(), best_side.end(), false);
+            for (std::size_t v = first[sel]; v != n; v = next[v]) best_side[v] = true;
+        }
+        // Merge sel into prev, then move the last live slot into sel's.
+        for (std::size_t i = 0; i < live; ++i) w[prev * n + i] += w[sel * n + i];
+        w[prev * n + prev] = 0;
+        for (std::size_t i = 0; i < live; ++i) w[i * n + prev] = w[prev * n + i];
+        next[last_of[prev]] = first[sel], last_of[prev] = last_of[sel];
+        const std::size_t end = live - 1;
+        if (sel != end) {
+            for (std::size_t i = 0; i < live; ++i) w[sel * n + i] = w[end * n + i];
+            for (std::size_t i = 0; i < live; ++i) w[i * n + sel] = w[i * n + end];
+            w[sel * n + sel] = 0;
+            first[sel] = first[end], last_of[sel] = last_of[end];
+        }
+    }
+    return detail::ordered_cut(best, vertices, best_side);
+}
+
+/// The same cut through Boost.Graph's Stoer-Wagner (heap-based, for sparse graphs): kept as an
+/// independent reference for tests and benchmarks. Cuts of equal weight may differ in sides.
+[[nodiscard]] inline two_cut boost_minimum_two_cut(const weighted_graph& g, const std::vector<int>& vertices) {
     using boost_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
                                               boost::property<boost::edge_weight_t, double>>;
     const std::size_t n = vertices.size();
@@ -72,11 +142,10 @@ struct two_cut {
         for (std::size_t b = a + 1; b < n; ++b)
             if (const double w = g.weight(vertices[a], vertices[b]); w > 0) boost::add_edge(a, b, w, h);
     auto parity = boost::make_one_bit_color_map(n, boost::get(boost::vertex_index, h));
-    two_cut out;
-    out.weight = boost::stoer_wagner_min_cut(h, boost::get(boost::edge_weight, h), boost::parity_map(parity));
-    for (std::size_t a = 0; a < n; ++a) (boost::get(parity, a) ? out.side_a : out.side_b).push_back(vertices[a]);
-    if (out.side_a.front() > out.side_b.front()) std::swap(out.side_a, out.side_b);  // side a holds the smallest vertex
-    return out;
+    const double weight = boost::stoer_wagner_min_cut(h, boost::get(boost::edge_weight, h), boost::parity_map(parity));
+    std::vector<bool> on_a(n);
+    for (std::size_t a = 0; a < n; ++a) on_a[a] = boost::get(parity, a);
+    return detail::ordered_cut(weight, vertices, on_a);
 }
 
 /// The SPLIT sequence: the nested partitions for k = first_k() .. n.
@@ -95,8 +164,9 @@ public:
     [[nodiscard]] int first_k() const { return first_k_; }  ///< connected components of the graph
     [[nodiscard]] int last_k() const { return first_k_ + static_cast<int>(labels_.size()) - 1; }
 
-    /// Runs SPLIT on g.
-    explicit k_cut_sequence(const weighted_graph& g) {
+    using cut_function = two_cut (*)(const weighted_graph&, const std::vector<int>&);
+    /// Runs SPLIT on g, finding minimum 2-cuts with `cut`.
+    explicit k_cut_sequence(const weighted_graph& g, cut_function cut = minimum_two_cut) {
         const int n = g.size();
         std::vector<int> label(static_cast<std::size_t>(n), -1);
         std::vector<std::vector<int>> parts;
@@ -115,7 +185,7 @@ public:
         if (n == 0) return;
         std::vector<two_cut> best(parts.size());
         auto cut_of = [&](std::size_t p) {
-            best[p] = parts[p].size() >= 2 ? minimum_two_cut(g, parts[p]) : two_cut{std::numeric_limits<double>::infinity(), {}, {}};
+            best[p] = parts[p].size() >= 2 ? cut(g, parts[p]) : two_cut{std::numeric_limits<double>::infinity(), {}, {}};
         };
         for (std::size_t p = 0; p < parts.size(); ++p) cut_of(p);
         double removed = 0;
