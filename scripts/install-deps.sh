@@ -11,9 +11,10 @@ packages=(
   catch2                  # v2, for benchmarks
   nlohmann-json3-dev
 )
-# Optional extras, asked for by name: chromium for the SVG screenshot test.
+# Optional extras, asked for by name: chromium (and python3 to read its PNG) for the SVG
+# screenshot test.
 if [[ "${HETPLAN_WITH_BROWSER:-0}" == 1 ]]; then
-  packages+=(chromium)
+  packages+=(chromium python3)
 fi
 
 missing=()

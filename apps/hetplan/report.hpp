@@ -13,12 +13,21 @@ inline void print_estimate(std::FILE* out, const problem& pb, const plan& pl, co
     std::fprintf(out, "plan: %zu pipeline(s), %d GPUs, schedule %s\n\n", pl.pipelines.size(), pl.total_gpus(),
                  std::string(to_string(pl.schedule)).c_str());
     std::fprintf(out, "memory per GPU (GB)\n");
-    std::fprintf(out, "  %-4s %-5s %-6s %-9s %-3s %8s %8s %8s %8s %8s %8s %8s  %s\n", "pipe", "stage", "worker", "gpu", "tp",
+    std::fprintf(out, "  %-4s %-5s %-9s %-9s %-3s %8s %8s %8s %8s %8s %8s %8s  %s\n", "pipe", "stage", "workers", "gpu", "tp",
                  "weights", "grads", "optim", "buffers", "activ", "other", "total", "capacity");
-    for (const auto& w : e.memory.workers) {
+    // Consecutive workers of a stage with the same GPU, TP and memory share one line.
+    const auto& ws = e.memory.workers;
+    for (std::size_t i = 0, j = 0; i < ws.size(); i = j) {
+        const auto& w = ws[i];
         const auto& wg = pl.pipelines[w.pipeline].stages[w.stage].workers[w.worker];
-        std::fprintf(out, "  %-4zu %-5zu %-6zu %-9s %-3d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f  %.2f%s\n", w.pipeline, w.stage,
-                     w.worker, pb.hw.gpu(wg.gpu).type_name.c_str(), wg.tp, w.weights.value / 1e9, w.gradients.value / 1e9,
+        for (j = i + 1; j < ws.size(); ++j) {
+            const auto& o = ws[j];
+            const auto& og = pl.pipelines[o.pipeline].stages[o.stage].workers[o.worker];
+            if (o.pipeline != w.pipeline || o.stage != w.stage || og.gpu != wg.gpu || og.tp != wg.tp || o.total != w.total) break;
+        }
+        const std::string who = j - i == 1 ? std::to_string(w.worker) : std::to_string(w.worker) + "-" + std::to_string(ws[j - 1].worker);
+        std::fprintf(out, "  %-4zu %-5zu %-9s %-9s %-3d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f  %.2f%s\n", w.pipeline, w.stage,
+                     who.c_str(), pb.hw.gpu(wg.gpu).type_name.c_str(), wg.tp, w.weights.value / 1e9, w.gradients.value / 1e9,
                      w.optimizer.value / 1e9, w.buffers.value / 1e9, w.activations.value / 1e9, w.overhead.value / 1e9,
                      w.total.value / 1e9, w.capacity.value / 1e9, w.fits() ? "" : "  OUT OF MEMORY");
     }

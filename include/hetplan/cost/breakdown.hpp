@@ -36,6 +36,7 @@ struct memory_report {
 struct stage_time {
     std::size_t pipeline = 0, stage = 0;
     seconds compute{};   ///< forward+backward of one microbatch on the stage's slowest worker
+    seconds forward{};   ///< of which the forward pass (drawn apart in plan pictures)
     seconds p2p{};       ///< sending activations forward and gradients backward, per microbatch
     seconds sync{};      ///< gradient synchronisation of the stage's layers
     seconds update{};    ///< optimizer step

@@ -82,8 +82,8 @@ template <class TimeModel = sailor_time_model>
         for (std::size_t t = 0; t < cells.types.size(); ++t)
             for (int tp : tp_candidates[t]) {
                 const worker_group w{cells.types[t], zone_id{0}, tp, mbs, 1, 1.0, -1};
-                auto [c, u] = tm.worker_compute(pb, st, w);
-                out.at[i][t].emplace_back(tp, c, u);
+                const auto wt = tm.worker_compute(pb, st, w);
+                out.at[i][t].emplace_back(tp, wt.compute, wt.update);
             }
     }
     return out;

@@ -100,6 +100,7 @@ struct cephalo_time_model {
             const double factor = sharding.is_uneven(layer) ? 1.0 + uneven_overhead : 1.0;
             const auto c = collectives(pb, layer, int(n), endpoint_of).scaled(factor);
             s.compute += fwd + bwd;
+            s.forward += fwd;
             const seconds unit = unit_time(fwd, bwd, c.all_gather, c.reduce_scatter);
             s.sync += max(unit - fwd - bwd, seconds{0});  // exposed communication
             total += unit;

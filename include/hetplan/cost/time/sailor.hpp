@@ -31,18 +31,23 @@ struct sailor_time_model {
     [[nodiscard]] static endpoint endpoint_of(const worker_group& w) { return {w.zone, w.gpu, w.tp}; }
 
     /// Forward+backward of one microbatch and the update, on one worker.
-    [[nodiscard]] std::pair<seconds, seconds> worker_compute(const problem& pb, const stage& st,
-                                                             const worker_group& w) const {
+    /// One microbatch through a worker's layers: forward+backward, the optimizer step, and
+    /// the forward alone.
+    struct worker_times {
+        seconds compute{}, update{}, forward{};
+    };
+    [[nodiscard]] worker_times worker_compute(const problem& pb, const stage& st, const worker_group& w) const {
         const gpu_spec& gpu = pb.hw.gpu(w.gpu);
-        seconds c{0}, u{0};
+        seconds c{0}, u{0}, f{0};
         for (const auto& r : st.layers)
             for (int l = r.begin; l < r.end; ++l) {
                 auto [t, src] = pb.profiles.lookup(gpu, w.tp, w.microbatch_size, pb.model, static_cast<std::size_t>(l),
                                                    pb.job.compute_dtype(), state_bytes_per_param);
                 c += t.fwd_bwd();
                 u += t.update;
+                f += t.fwd;
             }
-        return {c, u};
+        return {c, u, f};
     }
 
     /// Point-to-point times of the boundary after stage `s`: (activations forward, gradients
@@ -122,9 +127,9 @@ struct sailor_time_model {
                 st.pipeline = p;
                 st.stage = s;
                 for (const auto& w : pipe.stages[s].workers) {
-                    auto [c, u] = worker_compute(pb, pipe.stages[s], w);
-                    st.compute = max(st.compute, c);
-                    st.update = max(st.update, u);
+                    const auto wt = worker_compute(pb, pipe.stages[s], w);
+                    if (wt.compute > st.compute) st.compute = wt.compute, st.forward = wt.forward;
+                    st.update = max(st.update, wt.update);
                     m = std::max(m, w.num_microbatches);
                 }
                 comp[s] = st.compute;

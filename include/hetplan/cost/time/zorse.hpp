@@ -216,12 +216,13 @@ struct zorse_time_model {
             stage_time s;
             s.stage = g;
             for (std::size_t c = gr.first_class; c < gr.first_class + gr.classes; ++c) {
-                double one = 0, all = 0;
+                double one = 0, all = 0, fwd = 0;
                 for (std::size_t k = 0; k < gr.ministages; ++k) {
                     one += ld.fwd[ld.row[c] + k] + ld.bwd[ld.row[c] + k];
+                    fwd += ld.fwd[ld.row[c] + k];
                     all += ld.microbatches[c] * (ld.fwd[ld.row[c] + k] + ld.bwd[ld.row[c] + k]);
                 }
-                s.compute = max(s.compute, seconds{one});
+                if (one > s.compute.value) s.compute = seconds{one}, s.forward = seconds{fwd};
                 s.busy = max(s.busy, seconds{all});
             }
             s.p2p = seconds{gr.p2p};

@@ -1,0 +1,357 @@
+#pragma once
+// The `hetplan` command's subcommands: plan, simulate, compare, list. main() only calls run().
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hetplan/fixtures/example.hpp"
+#include "hetplan/hetplan.hpp"
+#include "hetplan/io.hpp"
+#include "hetplan/planners/any_planner.hpp"
+#include "hetplan/render/plan_svg.hpp"
+#include "report.hpp"
+
+namespace hetplan::app {
+
+inline constexpr const char* usage_text =
+    "usage:\n"
+    "  hetplan plan     [INPUT] [--planner sailor|zorse|cephalo] [--objective throughput|cost]\n"
+    "                   [--max-cost USD] [--min-throughput IT_PER_S] [--top K] [--json OUT] [--svg OUT]\n"
+    "  hetplan simulate [INPUT] [--plan PLAN.json] [--planner NAME] [--json OUT] [--svg OUT]\n"
+    "  hetplan compare  [INPUT] [--planners a,b,...] [--objective ...] [--json OUT]\n"
+    "  hetplan list\n"
+    "INPUT: --cluster C.json --model M.json --job J.json [--profiles P.json] (docs/formats.md); with none,\n"
+    "  plan and compare use the built-in GPT-Neo-2.7 on 32 A100-40 + 96 V100-16 over two zones, and\n"
+    "  simulate uses the built-in OPT-350 example plan (or, with --plan only, the GPT-Neo cluster).\n"
+    "Ctrl-C during a search stops it and prints the best plan found so far.\n";
+
+/// Options of every subcommand, parsed once; each subcommand rejects what it does not take.
+struct options {
+    std::string cluster, model, job, profiles, plan_file, json_out, svg_out;
+    std::string planner = "sailor";
+    std::vector<std::string> planners;
+    objective target = objective::throughput;
+    std::optional<usd> max_cost;
+    std::optional<double> min_throughput;
+    std::size_t top = 1;
+    std::vector<std::string> given;  ///< option names seen
+};
+
+inline double parse_number(const std::string& opt, const std::string& v) {
+    try {
+        std::size_t used = 0;
+        const double d = std::stod(v, &used);
+        if (used == v.size() && std::isfinite(d)) return d;
+    } catch (const std::exception&) {
+    }
+    throw input_error("option " + opt + ": '" + v + "' is not a number");
+}
+
+inline options parse(const std::vector<std::string>& args, const std::vector<std::string>& allowed) {
+    options o;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (std::find(allowed.begin(), allowed.end(), a) == allowed.end()) throw input_error("unknown option '" + a + "' (hetplan --help)");
+        if (i + 1 >= args.size()) throw input_error("option " + a + " needs a value");
+        const std::string v = args[++i];
+        o.given.push_back(a);
+        if (a == "--cluster") o.cluster = v;
+        else if (a == "--model") o.model = v;
+        else if (a == "--job") o.job = v;
+        else if (a == "--profiles") o.profiles = v;
+        else if (a == "--plan") o.plan_file = v;
+        else if (a == "--json") o.json_out = v;
+        else if (a == "--svg") o.svg_out = v;
+        else if (a == "--planner") o.planner = v;
+        else if (a == "--planners") {
+            std::size_t at = 0;
+            while (at <= v.size()) {
+                const std::size_t comma = std::min(v.find(',', at), v.size());
+                if (comma > at) o.planners.push_back(v.substr(at, comma - at));
+                at = comma + 1;
+            }
+        } else if (a == "--objective") {
+            if (v == "throughput") o.target = objective::throughput;
+            else if (v == "cost") o.target = objective::cost;
+            else throw input_error("option --objective: '" + v + "' is not throughput or cost");
+        } else if (a == "--max-cost") {
+            const double d = parse_number(a, v);
+            if (!(d > 0)) throw input_error("option --max-cost: must be > 0 USD per iteration");
+            o.max_cost = usd{d};
+        } else if (a == "--min-throughput") {
+            const double d = parse_number(a, v);
+            if (!(d > 0)) throw input_error("option --min-throughput: must be > 0 iterations per second");
+            o.min_throughput = d;
+        } else if (a == "--top") {
+            const double d = parse_number(a, v);
+            if (!(d >= 1 && d <= 1000 && d == std::floor(d))) throw input_error("option --top: must be a whole number from 1 to 1000");
+            o.top = static_cast<std::size_t>(d);
+        }
+    }
+    return o;
+}
+
+/// The problem: from files (all of cluster, model and job), else the built-in planning example.
+struct inputs {
+    fixtures::planning_example data;
+    bool builtin = true;
+    [[nodiscard]] problem pb() const { return data.as_problem(); }
+};
+
+inline inputs load_inputs(const options& o) {
+    inputs in;
+    const bool any = !o.cluster.empty() || !o.model.empty() || !o.job.empty() || !o.profiles.empty();
+    if (!any) {
+        in.data = fixtures::default_planning_example();
+        return in;
+    }
+    if (o.cluster.empty() || o.model.empty() || o.job.empty())
+        throw input_error("input files: give all of --cluster, --model and --job (and --profiles, else layer times are analytical)");
+    in.builtin = false;
+    in.data.hw = io::read_cluster_file(o.cluster);
+    in.data.model = io::read_model_file(o.model);
+    in.data.model.check(o.model);
+    in.data.job = io::read_job_file(o.job);
+    in.data.job.check(o.job);
+    if (o.profiles.empty()) in.data.profiles.enable_analytical({});
+    else in.data.profiles = io::read_profiles_file(o.profiles);
+    return in;
+}
+
+inline void write_file(const std::string& path, const std::string& text) {
+    std::ofstream f(path);
+    if (!f) throw input_error(path + ": cannot write file");
+    f << text;
+    if (!f) throw input_error(path + ": write failed");
+}
+
+/// Ctrl-C: the first stops the search (the planner returns its best so far), a second exits.
+inline std::atomic<bool>& interrupted() {
+    static std::atomic<bool> flag{false};
+    return flag;
+}
+extern "C" inline void on_sigint(int) {
+    if (interrupted().exchange(true)) std::_Exit(130);
+}
+
+/// Shows a live elapsed-time line on stderr once a search has run for a second.
+class progress_line {
+public:
+    explicit progress_line(std::string what) : what_(std::move(what)), t0_(std::chrono::steady_clock::now()), th_([this] { loop(); }) {}
+    ~progress_line() {
+        {
+            std::lock_guard<std::mutex> l(m_);
+            done_ = true;
+        }
+        cv_.notify_all();
+        th_.join();
+        if (shown_) std::fprintf(stderr, "\r%*s\r", 72, "");
+    }
+
+private:
+    void loop() {
+        std::unique_lock<std::mutex> l(m_);
+        if (cv_.wait_for(l, std::chrono::seconds(1), [this] { return done_; })) return;
+        do {
+            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+            std::fprintf(stderr, "\r%s: searching, %.1f s (Ctrl-C: stop and keep the best so far)", what_.c_str(), s);
+            std::fflush(stderr);
+            shown_ = true;
+        } while (!cv_.wait_for(l, std::chrono::milliseconds(250), [this] { return done_; }));
+    }
+    std::string what_;
+    std::chrono::steady_clock::time_point t0_;
+    std::mutex m_;
+    std::condition_variable cv_;
+    bool done_ = false, shown_ = false;
+    std::thread th_;
+};
+
+inline planning_outcome run_planner(const any_planner& p, const problem& pb, const options& o, std::size_t top) {
+    planning_request req;
+    req.target = o.target;
+    req.max_cost = o.max_cost;
+    req.min_throughput = o.min_throughput;
+    req.top = top;
+    req.stop = &interrupted();
+    auto prev = std::signal(SIGINT, on_sigint);
+    planning_outcome out;
+    {
+        progress_line pl(p.name());
+        out = p.plan(pb, req);
+    }
+    std::signal(SIGINT, prev);
+    if (interrupted().load()) out.notes.push_back("stopped by Ctrl-C: the best plan found so far");
+    return out;
+}
+
+inline double worst_headroom_gb(const estimate& e) { return e.memory.worst_headroom().value / 1e9; }
+
+inline io::json choice_json(const plan_choice& c, const cluster& hw) {
+    return {{"plan", io::write_plan(c.pl, hw)},
+            {"iteration_s", c.est.time.iteration.value},
+            {"throughput_it_s", c.est.time.throughput()},
+            {"cost_usd", c.est.money.total.value},
+            {"gpus", c.pl.total_gpus()},
+            {"worst_headroom_gb", worst_headroom_gb(c.est)}};
+}
+
+inline void print_notes(std::FILE* out, const std::vector<std::string>& notes) {
+    for (const auto& n : notes) std::fprintf(out, "note: %s\n", n.c_str());
+}
+
+inline int plan_command(const std::vector<std::string>& args) {
+    const auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--planner", "--objective", "--max-cost", "--min-throughput",
+                                "--top", "--json", "--svg"});
+    const auto in = load_inputs(o);
+    const problem pb = in.pb();
+    const any_planner p = planner_named(o.planner);
+    if (in.builtin)
+        std::printf("planning the built-in example: %s, batch %d, on 32 A100-40 + 96 V100-16 over two zones (analytical layer times)\n",
+                    pb.model.name.c_str(), pb.job.global_batch);
+    const auto out = run_planner(p, pb, o, o.top);
+    std::printf("planner %s (%s): %zu plan(s) in %.1f ms\n", p.name().c_str(), p.paper().c_str(), out.plans.size(), out.elapsed.value * 1e3);
+    print_notes(stdout, out.notes);
+    if (out.plans.empty()) {
+        std::fprintf(stderr, "hetplan: no plan satisfies the request\n");
+        return 1;
+    }
+    std::printf("\n  %-4s %12s %12s %12s %6s %7s %14s\n", "rank", "s/iteration", "iter/s", "USD/iter", "GPUs", "stages", "min headroom GB");
+    for (std::size_t k = 0; k < out.plans.size(); ++k) {
+        const auto& c = out.plans[k];
+        std::printf("  %-4zu %12.3f %12.4f %12.4f %6d %7zu %14.2f\n", k + 1, c.est.time.iteration.value, c.est.time.throughput(),
+                    c.est.money.total.value, c.pl.total_gpus(), c.pl.pipelines.empty() ? 0 : c.pl.pipelines[0].stages.size(),
+                    worst_headroom_gb(c.est));
+    }
+    std::printf("\nbest plan:\n");
+    print_estimate(stdout, pb, out.plans[0].pl, out.plans[0].est);
+    if (!o.json_out.empty()) {
+        io::json j = {{"planner", p.name()}, {"elapsed_s", out.elapsed.value}, {"notes", out.notes}, {"plans", io::json::array()}};
+        for (const auto& c : out.plans) j["plans"].push_back(choice_json(c, pb.hw));
+        write_file(o.json_out, j.dump(2) + "\n");
+    }
+    if (!o.svg_out.empty()) write_file(o.svg_out, plan_svg(pb, out.plans[0].pl, out.plans[0].est));
+    return 0;
+}
+
+inline int simulate_command(const std::vector<std::string>& args) {
+    const auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--plan", "--planner", "--json", "--svg"});
+    const bool files = !o.cluster.empty() || !o.model.empty() || !o.job.empty();
+    fixtures::example_inputs ex;
+    inputs in;
+    plan pl;
+    const bool builtin_example = !files && o.plan_file.empty();
+    if (builtin_example) {
+        ex = fixtures::default_example();
+        std::printf("simulating the built-in example (layer times from the analytical fallback: FLOPs / (0.4 x peak))\n");
+        pl = ex.example_plan;
+    } else {
+        in = load_inputs(o);
+        if (o.plan_file.empty()) throw input_error("simulate: --plan PLAN.json is needed with input files");
+        const io::json j = io::parse_file(o.plan_file);
+        const io::cursor root(j, o.plan_file);
+        // A plan file, or the output of `hetplan plan --json` (its best plan).
+        pl = root.find("plans") ? io::read_plan(root["plans"].at(0)["plan"], in.data.hw) : io::read_plan(root, in.data.hw);
+    }
+    const problem pb = builtin_example ? ex.as_problem() : in.pb();
+    const any_planner models = planner_named(o.planner);
+    const validation_report v = models.check(pb, pl);
+    const estimate e = models.price(pb, pl);
+    std::printf("priced with %s's models\n", models.name().c_str());
+    print_estimate(stdout, pb, pl, e);
+    if (!v.ok()) std::printf("\nthe plan is NOT valid:\n%s", v.summary().c_str());
+    else std::printf("\nvalid plan: every layer placed once, batch conserved, GPUs within the pool, memory fits\n");
+    if (!o.json_out.empty()) {
+        io::json j = choice_json({pl, e}, pb.hw);
+        j["valid"] = v.ok();
+        write_file(o.json_out, j.dump(2) + "\n");
+    }
+    if (!o.svg_out.empty()) write_file(o.svg_out, plan_svg(pb, pl, e));
+    return v.ok() ? 0 : 1;
+}
+
+inline int compare_command(const std::vector<std::string>& args) {
+    auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--planners", "--objective", "--max-cost", "--min-throughput", "--json"});
+    if (o.planners.empty())
+        for (const auto& p : builtin_planners()) o.planners.push_back(p.name());
+    const auto in = load_inputs(o);
+    const problem pb = in.pb();
+    std::printf("%s, batch %d, %d GPUs in the pool\n\n", pb.model.name.c_str(), pb.job.global_batch, pb.hw.pool.total());
+    std::printf("  %-9s %12s %10s %10s %6s %15s %11s\n", "planner", "s/iteration", "iter/s", "USD/iter", "GPUs", "min headroom GB", "search ms");
+    io::json j = io::json::array();
+    std::vector<std::string> notes;
+    for (const auto& name : o.planners) {
+        const any_planner p = planner_named(name);
+        const auto out = run_planner(p, pb, o, 1);
+        for (const auto& n : out.notes) notes.push_back(name + ": " + n);
+        if (out.plans.empty()) {
+            std::printf("  %-9s %12s %10s %10s %6s %15s %11.1f\n", name.c_str(), "no plan", "-", "-", "-", "-", out.elapsed.value * 1e3);
+            j.push_back({{"planner", name}, {"plan", nullptr}, {"elapsed_s", out.elapsed.value}});
+            continue;
+        }
+        const auto& c = out.plans[0];
+        std::printf("  %-9s %12.3f %10.4f %10.4f %6d %15.2f %11.1f\n", name.c_str(), c.est.time.iteration.value, c.est.time.throughput(),
+                    c.est.money.total.value, c.pl.total_gpus(), worst_headroom_gb(c.est), out.elapsed.value * 1e3);
+        auto row = choice_json(c, pb.hw);
+        row["planner"] = name;
+        row["elapsed_s"] = out.elapsed.value;
+        j.push_back(row);
+    }
+    std::printf("\neach planner prices its plan with its own paper's models\n");
+    print_notes(stdout, notes);
+    if (!o.json_out.empty()) write_file(o.json_out, j.dump(2) + "\n");
+    return 0;
+}
+
+inline int list_command(const std::vector<std::string>& args) {
+    (void)parse(args, {});
+    std::printf("GPU types (fixtures/gpus.hpp):\n  %-10s %8s %12s %10s\n", "name", "memory", "FP16 TFLOP/s", "USD/hour");
+    for (const char* n : {"A100-40", "A100-80", "V100-16", "H100-80", "H100-NVL", "GH-96", "T4", "A10G", "L4", "A6000", "P40", "P100"}) {
+        const auto g = fixtures::gpu_named(n);
+        std::printf("  %-10s %5.0f GiB %12.1f %10.2f\n", n, g->memory_capacity.value / (1024.0 * 1024 * 1024),
+                    g->peak_flops(dtype::fp16).value / 1e12, g->price.value);
+    }
+    std::printf("\nmodels (fixtures/example.hpp):\n");
+    for (const auto& m : {fixtures::opt_350m(), fixtures::gpt_neo_2_7b(), fixtures::tiny_gpt()})
+        std::printf("  %-12s %3d layers, %6.2f B parameters, sequence %d\n", m.name.c_str(), m.num_layers(), m.total_params() / 1e9,
+                    m.sequence_length);
+    std::printf("\nplanners:\n");
+    for (const auto& p : builtin_planners()) std::printf("  %-8s %s\n", p.name().c_str(), p.paper().c_str());
+    return 0;
+}
+
+/// Runs the command line; returns the exit status. Errors in input give one line and status 2.
+inline int run(const std::vector<std::string>& args) {
+    try {
+        if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+            std::fputs(usage_text, args.empty() ? stderr : stdout);
+            return args.empty() ? 2 : 0;
+        }
+        const std::vector<std::string> rest(args.begin() + 1, args.end());
+        if (std::find(rest.begin(), rest.end(), "--help") != rest.end()) {
+            std::fputs(usage_text, stdout);
+            return 0;
+        }
+        if (args[0] == "plan") return plan_command(rest);
+        if (args[0] == "simulate") return simulate_command(rest);
+        if (args[0] == "compare") return compare_command(rest);
+        if (args[0] == "list") return list_command(rest);
+        throw input_error("unknown command '" + args[0] + "' (plan, simulate, compare, list)");
+    } catch (const hetplan::error& e) {
+        std::fprintf(stderr, "hetplan: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "hetplan: %s\n", e.what());
+        return 2;
+    }
+}
+
+}  // namespace hetplan::app
