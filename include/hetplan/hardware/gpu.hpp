@@ -30,4 +30,16 @@ struct gpu_spec {
 
 static_assert(concepts::check_device<gpu_spec>());
 
+/// The gpu_spec of any model of concepts::device: how a device type of your own enters a
+/// cluster (which stores plain specs).
+template <concepts::device D>
+[[nodiscard]] gpu_spec to_gpu_spec(const D& d) {
+    gpu_spec g;
+    g.type_name = std::string(d.name());
+    g.memory_capacity = d.memory();
+    for (dtype t : all_dtypes) g.with_peak(t, d.peak_flops(t));
+    g.price = d.price_per_hour();
+    return g;
+}
+
 }  // namespace hetplan

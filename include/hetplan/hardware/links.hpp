@@ -2,6 +2,7 @@
 // Built-in link models.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <variant>
 
@@ -93,12 +94,44 @@ struct polynomial_link {
     }
 };
 
-/// Either built-in model, for containers that hold links of both kinds.
+/// Any user type modelling concepts::link, behind one virtual call: how a link model of your
+/// own enters a network_model (and so every simulator) without templating the cluster on it.
+class any_link {
+public:
+    template <concepts::link L>
+    explicit any_link(L l) : p_(std::make_shared<const model<L>>(std::move(l))) {}
+    [[nodiscard]] seconds transfer_time(bytes n) const { return p_->transfer_time(n); }
+    [[nodiscard]] bytes_per_second bandwidth(bytes n) const { return p_->bandwidth(n); }
+
+private:
+    struct base {
+        virtual ~base() = default;
+        [[nodiscard]] virtual seconds transfer_time(bytes n) const = 0;
+        [[nodiscard]] virtual bytes_per_second bandwidth(bytes n) const = 0;
+    };
+    template <class L>
+    struct model final : base {
+        explicit model(L x) : l(std::move(x)) {}
+        [[nodiscard]] seconds transfer_time(bytes n) const override { return l.transfer_time(n); }
+        [[nodiscard]] bytes_per_second bandwidth(bytes n) const override { return l.bandwidth(n); }
+        L l;
+    };
+    std::shared_ptr<const base> p_;
+};
+
+/// The built-in models, or a user's (as any_link), for containers that hold links of all kinds.
+/// The built-in ones are dispatched without virtual calls.
 class builtin_link {
 public:
     builtin_link() = default;
     builtin_link(alpha_beta_link l) : impl_(l) {}    // NOLINT: implicit by design
     builtin_link(polynomial_link l) : impl_(std::move(l)) {}  // NOLINT
+    builtin_link(any_link l) : impl_(std::move(l)) {}  // NOLINT
+    /// A user's link model, wrapped.
+    template <concepts::link L>
+        requires(!std::same_as<L, builtin_link> && !std::same_as<L, alpha_beta_link> && !std::same_as<L, polynomial_link> &&
+                 !std::same_as<L, any_link>)
+    builtin_link(L l) : impl_(any_link(std::move(l))) {}  // NOLINT
 
     [[nodiscard]] seconds transfer_time(bytes n) const {
         return std::visit([n](const auto& l) { return l.transfer_time(n); }, impl_);
@@ -110,7 +143,7 @@ public:
     [[nodiscard]] const L* get_if() const { return std::get_if<L>(&impl_); }
 
 private:
-    std::variant<alpha_beta_link, polynomial_link> impl_;
+    std::variant<alpha_beta_link, polynomial_link, any_link> impl_;
 };
 
 static_assert(concepts::check_link<alpha_beta_link>());

@@ -34,6 +34,7 @@ inline json write_link(const builtin_link& l) {
     if (const auto* ab = l.get_if<alpha_beta_link>())
         return {{"latency_s", ab->latency.value}, {"bandwidth_bytes_per_s", ab->peak.value}};
     const auto* p = l.get_if<polynomial_link>();
+    if (!p) throw input_error("a user-defined link (any_link) cannot be written to JSON");
     json coeffs = json::array();
     for (std::size_t i = 0; i < p->degree_plus_one; ++i) coeffs.push_back(p->coeff[i]);
     return {{"polynomial_gb_s", coeffs}, {"max_bytes_per_s", p->ceiling.value},
