@@ -22,8 +22,8 @@ namespace hetplan {
 
 struct planning_request {
     objective target = objective::throughput;
-    std::optional<usd> max_cost;            ///< per iteration
-    std::optional<double> min_throughput;   ///< iterations per second
+    std::optional<usd> max_cost{};          ///< per iteration
+    std::optional<double> min_throughput{}; ///< iterations per second
     std::size_t top = 1;                    ///< plans wanted, best first
     const std::atomic<bool>* stop = nullptr;
 };
