@@ -5,7 +5,9 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -142,7 +144,8 @@ extern "C" inline void on_sigint(int) {
     if (interrupted().exchange(true)) std::_Exit(130);
 }
 
-/// Shows a live elapsed-time line on stderr once a search has run for a second.
+/// Once a search has run for a second, shows on stderr how long, how many candidates it has
+/// priced and the best so far (from the planner's progress callback), four times a second.
 class progress_line {
 public:
     explicit progress_line(std::string what) : what_(std::move(what)), t0_(std::chrono::steady_clock::now()), th_([this] { loop(); }) {}
@@ -153,7 +156,15 @@ public:
         }
         cv_.notify_all();
         th_.join();
-        if (shown_) std::fprintf(stderr, "\r%*s\r", 72, "");
+        if (shown_) std::fprintf(stderr, "\r%*s\r", 100, "");
+    }
+    /// The planner's callback: two relaxed stores, nothing else.
+    [[nodiscard]] progress_callback callback() {
+        return [this](const search_progress& p) {
+            candidates_.store(p.candidates, std::memory_order_relaxed);
+            best_.store(p.best, std::memory_order_relaxed);
+            unit_.store(p.unit, std::memory_order_relaxed);
+        };
     }
 
 private:
@@ -162,13 +173,19 @@ private:
         if (cv_.wait_for(l, std::chrono::seconds(1), [this] { return done_; })) return;
         do {
             const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-            std::fprintf(stderr, "\r%s: searching, %.1f s (Ctrl-C: stop and keep the best so far)", what_.c_str(), s);
+            const double best = best_.load(std::memory_order_relaxed);
+            std::fprintf(stderr, "\r%s: %.1f s, %zu candidates, best %s %s (Ctrl-C: stop, keep the best)", what_.c_str(), s,
+                         candidates_.load(std::memory_order_relaxed), std::isfinite(best) ? std::to_string(best).c_str() : "none yet",
+                         std::isfinite(best) ? unit_.load(std::memory_order_relaxed) : "");
             std::fflush(stderr);
             shown_ = true;
         } while (!cv_.wait_for(l, std::chrono::milliseconds(250), [this] { return done_; }));
     }
     std::string what_;
     std::chrono::steady_clock::time_point t0_;
+    std::atomic<std::size_t> candidates_{0};
+    std::atomic<double> best_{std::numeric_limits<double>::infinity()};
+    std::atomic<const char*> unit_{""};
     std::mutex m_;
     std::condition_variable cv_;
     bool done_ = false, shown_ = false;
@@ -185,7 +202,8 @@ inline planning_outcome run_planner(const any_planner& p, const problem& pb, con
     auto prev = std::signal(SIGINT, on_sigint);
     planning_outcome out;
     {
-        progress_line pl(p.name());
+        progress_line line(p.name());
+        req.progress = line.callback();
         out = p.plan(pb, req);
     }
     std::signal(SIGINT, prev);

@@ -26,6 +26,7 @@ struct planning_request {
     std::optional<double> min_throughput{}; ///< iterations per second
     std::size_t top = 1;                    ///< plans wanted, best first
     const std::atomic<bool>* stop = nullptr;
+    progress_callback progress{};           ///< where the planner supports it
 };
 
 struct plan_choice {
@@ -90,6 +91,7 @@ inline any_planner sailor_any_planner() {
                 opt.min_throughput = req.min_throughput;
                 opt.keep = std::max<std::size_t>(req.top, 1);
                 opt.stop = req.stop;
+                opt.progress = req.progress;
                 sailor_planner<> p(opt);
                 auto r = p.plan(pb);
                 planning_outcome out;
@@ -129,6 +131,7 @@ inline any_planner zorse_any_planner() {
             [](const problem& pb, const planning_request& req) {
                 zorse_options opt;
                 opt.stop = req.stop;
+                opt.progress = req.progress;
                 auto r = zorse_planner(opt).plan(pb);
                 planning_outcome out;
                 if (r.pl) out.plans.push_back({std::move(*r.pl), r.est});

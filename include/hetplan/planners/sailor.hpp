@@ -22,6 +22,7 @@
 
 #include "hetplan/cost/simulator.hpp"
 #include "hetplan/plan/validator.hpp"
+#include "hetplan/planners/progress.hpp"
 #include "hetplan/search/build_plan.hpp"
 #include "hetplan/search/cells.hpp"
 #include "hetplan/search/prune/h1_tp_within_node.hpp"
@@ -67,6 +68,7 @@ struct sailor_options {
     /// search is bounded by it, so a wider band costs search time.
     double rank_within = 0.05;
     const std::atomic<bool>* stop = nullptr; ///< set to stop early and keep the best so far
+    progress_callback progress;              ///< optional: told after every instance solved
     bool exhaustive = false;                 ///< replace the stage DP by exhaustive search (tests)
     /// Off: the straightforward search — every instance solved in full, no floors — which
     /// returns the same plans (tests and the benchmark's reference).
@@ -233,6 +235,9 @@ private:
                         g.bound = *cut;
                     }
                     ++out.stats.instances;
+                    if (opt_.progress)
+                        opt_.progress({out.stats.instances, ranked.empty() ? std::numeric_limits<double>::infinity() : ranked.front(),
+                                       opt_.target == objective::throughput ? "s/iteration" : "USD/iteration"});
                     const auto sol = opt_.exhaustive ? search::exhaustive_solve(sp, g, sim_) : dp_.solve(sp, g);
                     if (!sol) return memo;  // nothing fits, or nothing can enter the list
                     // The same rule after the fact, so the straightforward search (no bounds)

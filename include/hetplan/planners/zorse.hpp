@@ -32,6 +32,7 @@
 #include "hetplan/cost/simulator.hpp"
 #include "hetplan/cost/time/zorse.hpp"
 #include "hetplan/plan/validator.hpp"
+#include "hetplan/planners/progress.hpp"
 #include "hetplan/search/partition/gpu_groups.hpp"
 #include "hetplan/search/pipeline/ministages.hpp"
 #include "hetplan/search/pipeline/proportional_split.hpp"
@@ -51,6 +52,7 @@ struct zorse_options {
     double usable_fraction = 1.0;             ///< share of each GPU's memory a plan may use
     zorse_memory_model memory{};              ///< `reserved`: framework and buffers per GPU
     const std::atomic<bool>* stop = nullptr;  ///< set to stop early and keep the best so far
+    progress_callback progress;               ///< optional: told after every Phase 1 partition
 };
 
 struct zorse_result {
@@ -106,6 +108,7 @@ public:
                 out.stopped = true;
                 break;
             }
+            if (opt_.progress && pi > 0) opt_.progress({out.configurations, best.latency, "s/iteration"});
             // Pipeline order: descending intra-group bandwidth, ties in Phase 1's order.
             std::vector<const group_comm*> groups;
             for (const auto& g : cands.partitions[pi]) {
