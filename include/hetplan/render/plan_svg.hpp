@@ -8,6 +8,7 @@
 // forward one backward) — a schematic of where the time goes, not a trace.
 #include <algorithm>
 #include <cstdio>
+#include <initializer_list>
 #include <map>
 #include <sstream>
 #include <string>
@@ -113,15 +114,18 @@ inline std::string describe_workers(const problem& pb, const stage& st) {
     y += 22;
     c.text(12, y, "One iteration per pipeline stage (lengths from the simulator; microbatch order drawn as 1F1B)", 12);
     y += 14;
-    // Legend.
-    double lx = 12;
-    for (auto [name, col] : {std::pair{"forward", palette::forward}, {"backward", palette::backward}, {"communication", palette::comm},
-                             {"optimizer step", palette::update}, {"idle", palette::idle}}) {
-        c.rect(lx, y, 12, 12, col);
-        c.text(lx + 16, y + 10, name, 11);
-        lx += 24 + 7.0 * static_cast<double>(std::string(name).size());
-    }
-    y += 24;
+    // Colour keys: a square and a name each, in a row.
+    auto legend = [&](std::initializer_list<std::pair<const char*, const char*>> items) {
+        double lx = 12;
+        for (auto [name, col] : items) {
+            c.rect(lx, y, 12, 12, col);
+            c.text(lx + 16, y + 10, name, 11);
+            lx += 24 + 7.0 * static_cast<double>(std::string(name).size());
+        }
+        y += 24;
+    };
+    legend({{"forward", palette::forward}, {"backward", palette::backward}, {"communication", palette::comm},
+            {"optimizer step", palette::update}, {"idle", palette::idle}});
     // Time axis.
     const int ticks = 5;
     for (int k = 0; k <= ticks; ++k) {
@@ -217,14 +221,8 @@ inline std::string describe_workers(const problem& pb, const stage& st) {
         y += bar_h + 5;
     }
     y += 10;
-    lx = 12;
-    for (auto [name, col] : {std::pair{"weights", palette::weights}, {"gradients", palette::grads}, {"optimizer state", palette::optim},
-                             {"activations", palette::activ}, {"buffers and overhead", palette::other}}) {
-        c.rect(lx, y, 12, 12, col);
-        c.text(lx + 16, y + 10, name, 11);
-        lx += 24 + 7.0 * static_cast<double>(std::string(name).size());
-    }
-    y += 24;
+    legend({{"weights", palette::weights}, {"gradients", palette::grads}, {"optimizer state", palette::optim},
+            {"activations", palette::activ}, {"buffers and overhead", palette::other}});
     std::ostringstream out;
     out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(W) << "\" height=\"" << num(y) << "\" viewBox=\"0 0 " << num(W) << " "
         << num(y) << "\" font-family=\"sans-serif\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
