@@ -141,16 +141,19 @@ inline std::string describe_workers(const problem& pb, const stage& st) {
         const std::size_t S = pipe.stages.size();
         const pipeline_time* pt = p < est.time.pipelines.size() ? &est.time.pipelines[p] : nullptr;
         const double phase = pt ? pt->total.value : est.time.pipeline.value;
-        int m = 1;
-        for (const auto& st : pipe.stages)
-            for (const auto& w : st.workers) m = std::max(m, w.num_microbatches);
         // Warm-up: a stage starts once one microbatch has passed every stage before it.
         double lead = 0;
         for (std::size_t s = 0; s < S; ++s, ++idx) {
             const stage_time st = idx < est.time.stages.size() ? est.time.stages[idx] : stage_time{};
-            const double f = (st.forward.value > 0 ? st.forward : st.compute * (1.0 / 3)).value;
-            const double b = std::max(st.compute.value - f, 0.0), x2 = st.p2p.value;
-            const double busy = m * (f + b + x2);
+            int m = 1;  // the stage's most microbatches on one GPU
+            for (const auto& w : pipe.stages[s].workers) m = std::max(m, w.num_microbatches);
+            double f = (st.forward.value > 0 ? st.forward : st.compute * (1.0 / 3)).value;
+            double b = std::max(st.compute.value - f, 0.0), x2 = st.p2p.value;
+            // The stage's busy time as its model reports it (Zorse's groups: the busiest GPU
+            // class, which need not be the one with the most microbatches); blocks scaled to it.
+            const double drawn = m * (f + b + x2);
+            const double busy = st.busy.value > 0 ? st.busy.value : drawn;
+            if (drawn > 0) f *= busy / drawn, b *= busy / drawn, x2 *= busy / drawn;
             const double start = std::clamp(lead, 0.0, std::max(phase - busy, 0.0));
             const std::string label = "p" + std::to_string(p) + " s" + std::to_string(s) + ": " + describe_workers(pb, pipe.stages[s]);
             c.text(12, y + 13, label.size() > 44 ? label.substr(0, 41) + "..." : label, 11);
