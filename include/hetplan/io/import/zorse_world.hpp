@@ -111,8 +111,8 @@ inline world load_world(const std::filesystem::path& root, const world_spec& spe
         const vm_entry& v = spec.vms[i];
         if (v.vms < 1 || v.gpus_per_vm < 1) throw input_error("zorse world: " + v.gpu + ": VMs and GPUs per VM must be >= 1");
         if (!(v.interconnect.value > 0 && v.nic.value > 0)) throw input_error("zorse world: " + v.gpu + ": bandwidths must be positive");
-        zone_of[i] = w.hw.find_zone(v.region).value_or(zone_id{w.hw.zones.size()});
-        if (zone_of[i].value == w.hw.zones.size()) zone_of[i] = w.hw.add_zone(v.region, v.region);
+        const auto known = w.hw.find_zone(v.region);  // one zone per region
+        zone_of[i] = known ? *known : w.hw.add_zone(v.region, v.region);
         if (auto id = w.hw.find_gpu(v.gpu)) {
             if (w.hw.gpus_per_node(*id) != v.gpus_per_vm)
                 throw input_error("zorse world: " + v.gpu + " VMs must all have the same GPU count");
