@@ -10,5 +10,5 @@ TEST_CASE("simulate the built-in example") {
     const hetplan::problem pb = in.as_problem();
     const hetplan::simulator<> sim;
     BENCHMARK("simulator<>::run") { return sim.run(pb, in.example_plan).time.iteration.value; };
-    BENCHMARK("validate") { return hetplan::validate(pb, in.example_plan).ok(); };
+    BENCHMARK("validate") { return hetplan::validate(pb, in.example_plan, hetplan::sailor_memory_model{}).ok(); };
 }

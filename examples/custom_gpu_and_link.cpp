@@ -43,7 +43,7 @@ int main() {
     const auto datasheet = simulator<>{}.run(in.as_problem(), in.example_plan);
     in.hw.network.set_default(congested_link{});  // wrapped as any_link: one virtual call per lookup
     const auto congested = simulator<>{}.run(in.as_problem(), in.example_plan);
-    std::printf("valid: %s\n", validate(in.as_problem(), in.example_plan).ok() ? "yes" : "no");
+    std::printf("valid: %s\n", validate(in.as_problem(), in.example_plan, sailor_memory_model{}).ok() ? "yes" : "no");
     std::printf("datasheet link: %.3f s/iteration (sync %.3f s)\n", datasheet.time.iteration.value, datasheet.time.sync.value);
     std::printf("congested link: %.3f s/iteration (sync %.3f s)\n", congested.time.iteration.value, congested.time.sync.value);
     std::printf("congestion costs time: %s\n", congested.time.iteration > datasheet.time.iteration ? "yes" : "no");

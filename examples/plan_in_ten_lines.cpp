@@ -6,13 +6,15 @@
 #include "hetplan/planners/zorse.hpp"
 
 static_assert(hetplan::concepts::check_memory_model<hetplan::zorse_memory_model>());
-static_assert(hetplan::concepts::check_time_model<hetplan::zorse_time_model>());
+static_assert(hetplan::concepts::check_planner<hetplan::zorse_planner<>>());
 
 int main() {
     const auto in = hetplan::fixtures::default_planning_example();
-    const auto r = hetplan::zorse_planner().plan(in.as_problem());
-    if (!r.pl) return 1;
-    std::printf("%zu GPU groups, %d ministages each, microbatch %d\n", r.groups.size(), r.ministages, r.microbatch_size);
-    std::printf("iteration %.3f s, %.4f USD, fits: %s\n", r.est.time.iteration.value, r.est.money.total.value,
-                r.est.memory.fits() ? "yes" : "no");
+    const auto r = hetplan::zorse_planner<>().plan(in.as_problem());  // ranked, validated, priced
+    if (!r.best()) return 1;
+    const auto& best = *r.best();
+    const auto& groups = best.pl.pipelines[0].stages;
+    std::printf("%zu GPU groups, %zu ministages each, microbatch %d\n", groups.size(), groups[0].layers.size(),
+                groups[0].workers[0].microbatch_size);
+    std::printf("iteration %.3f s, %.4f USD, fits: %s\n", best.iteration().value, best.cost().value, best.est.memory.fits() ? "yes" : "no");
 }

@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
             continue;
         }
         const auto& b = *r.best();
-        const std::string now = std::to_string(b.gpus()) + " GPUs, " + std::to_string(b.P) + " stages";
+        const std::string now = std::to_string(b.gpus()) + " GPUs, " + std::to_string(b.pl.pipelines[0].stages.size()) + " stages";
         std::printf("t=%6.0f s: %d A100 nodes -> %s%s, %.4f iterations/s (planned in %.1f ms)\n", t, nodes, now.c_str(),
                     now == last ? " (unchanged)" : "", b.throughput(), ms);
         last = now;

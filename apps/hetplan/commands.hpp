@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,7 +19,7 @@
 #include "hetplan/fixtures/example.hpp"
 #include "hetplan/hetplan.hpp"
 #include "hetplan/io.hpp"
-#include "hetplan/planners/any_planner.hpp"
+#include "hetplan/planners/registry.hpp"
 #include "hetplan/render/plan_svg.hpp"
 #include "report.hpp"
 
@@ -40,7 +42,7 @@ struct options {
     std::string cluster, model, job, profiles, plan_file, json_out, svg_out;
     std::string planner = "sailor";
     std::vector<std::string> planners;
-    objective target = objective::throughput;
+    objective_kind target = objective_kind::throughput;
     std::optional<usd> max_cost;
     std::optional<double> min_throughput;
     std::size_t top = 1;
@@ -81,8 +83,8 @@ inline options parse(const std::vector<std::string>& args, const std::vector<std
                 at = comma + 1;
             }
         } else if (a == "--objective") {
-            if (v == "throughput") o.target = objective::throughput;
-            else if (v == "cost") o.target = objective::cost;
+            if (v == "throughput") o.target = objective_kind::throughput;
+            else if (v == "cost") o.target = objective_kind::cost;
             else throw input_error("option --objective: '" + v + "' is not throughput or cost");
         } else if (a == "--max-cost") {
             const double d = parse_number(a, v);
@@ -140,8 +142,13 @@ inline std::atomic<bool>& interrupted() {
     static std::atomic<bool> flag{false};
     return flag;
 }
+inline std::stop_source& interrupt_source() {
+    static std::stop_source s;
+    return s;
+}
 extern "C" inline void on_sigint(int) {
     if (interrupted().exchange(true)) std::_Exit(130);
+    interrupt_source().request_stop();  // an atomic store: safe in a signal handler
 }
 
 /// Once a search has run for a second, shows on stderr how long, how many candidates it has
@@ -158,8 +165,8 @@ public:
         th_.join();
         if (shown_) std::fprintf(stderr, "\r%*s\r", 100, "");
     }
-    /// The planner's callback: two relaxed stores, nothing else.
-    [[nodiscard]] progress_callback callback() {
+    /// The planner's callback: three relaxed stores, nothing else.
+    [[nodiscard]] std::function<void(const search_progress&)> callback() {
         return [this](const search_progress& p) {
             candidates_.store(p.candidates, std::memory_order_relaxed);
             best_.store(p.best, std::memory_order_relaxed);
@@ -192,15 +199,15 @@ private:
     std::thread th_;
 };
 
-inline planning_outcome run_planner(const any_planner& p, const problem& pb, const options& o, std::size_t top) {
+inline plan_result run_planner(any_planner& p, const problem& pb, const options& o, std::size_t top) {
     planning_request req;
     req.target = o.target;
-    req.max_cost = o.max_cost;
-    req.min_throughput = o.min_throughput;
+    if (o.max_cost) req.limits.max_usd = o.max_cost->value;
+    req.limits.min_throughput = o.min_throughput;
     req.top = top;
-    req.stop = &interrupted();
+    req.stop.token = interrupt_source().get_token();
     auto prev = std::signal(SIGINT, on_sigint);
-    planning_outcome out;
+    plan_result out;
     {
         progress_line line(p.name());
         req.progress = line.callback();
@@ -213,7 +220,7 @@ inline planning_outcome run_planner(const any_planner& p, const problem& pb, con
 
 inline double worst_headroom_gb(const estimate& e) { return e.memory.worst_headroom().value / 1e9; }
 
-inline io::json choice_json(const plan_choice& c, const cluster& hw) {
+inline io::json choice_json(const ranked_plan& c, const cluster& hw) {
     return {{"plan", io::write_plan(c.pl, hw)},
             {"iteration_s", c.est.time.iteration.value},
             {"throughput_it_s", c.est.time.throughput()},
@@ -231,7 +238,7 @@ inline int plan_command(const std::vector<std::string>& args) {
                                 "--top", "--json", "--svg"});
     const auto in = load_inputs(o);
     const problem pb = in.pb();
-    const any_planner p = planner_named(o.planner);
+    any_planner p = planner_named(o.planner);
     if (in.builtin)
         std::printf("planning the built-in example: %s, batch %d, on 32 A100-40 + 96 V100-16 over two zones (analytical layer times)\n",
                     pb.model.name.c_str(), pb.job.global_batch);
@@ -288,7 +295,7 @@ inline int simulate_command(const std::vector<std::string>& args) {
     if (!v.ok()) std::printf("\nthe plan is NOT valid:\n%s", v.summary().c_str());
     else std::printf("\nvalid plan: every layer placed once, batch conserved, GPUs within the pool, memory fits\n");
     if (!o.json_out.empty()) {
-        io::json j = choice_json({pl, e}, pb.hw);
+        io::json j = choice_json({pl, e, {}, 0, {}}, pb.hw);
         j["valid"] = v.ok();
         write_file(o.json_out, j.dump(2) + "\n");
     }
@@ -302,12 +309,12 @@ inline int compare_command(const std::vector<std::string>& args) {
         for (const auto& p : builtin_planners()) o.planners.push_back(p.name());
     const auto in = load_inputs(o);
     const problem pb = in.pb();
-    std::printf("%s, batch %d, %d GPUs in the pool\n\n", pb.model.name.c_str(), pb.job.global_batch, pb.hw.pool.total());
+    std::printf("%s, batch %d, %d GPUs in the pool\n\n", pb.model.name.c_str(), pb.job.global_batch, pb.pool().total());
     std::printf("  %-9s %12s %10s %10s %6s %15s %11s\n", "planner", "s/iteration", "iter/s", "USD/iter", "GPUs", "min headroom GB", "search ms");
     io::json j = io::json::array();
     std::vector<std::string> notes;
     for (const auto& name : o.planners) {
-        const any_planner p = planner_named(name);
+        any_planner p = planner_named(name);
         const auto out = run_planner(p, pb, o, 1);
         for (const auto& n : out.notes) notes.push_back(name + ": " + n);
         if (out.plans.empty()) {

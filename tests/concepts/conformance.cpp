@@ -72,7 +72,7 @@ TEST_CASE("concepts accept models and reject near-misses") {
     pipeline p;
     p.stages.push_back({{layer_range{0, 4}}, {test::worker(big.a, big.z1, 1, 2, 16)}});
     pl.pipelines.push_back(p);
-    CHECK(!validate(big.pb(), pl).ok());
+    CHECK(!validate(big.pb(), pl, sailor_memory_model{}).ok());
     CHECK(validate(big.pb(), pl, flat_memory{}).ok());
     const simulator<flat_memory> sim;
     CHECK(sim.run(big.pb(), pl).memory.workers[0].total == gigabytes(1));

@@ -6,6 +6,7 @@
 
 #include "hetplan/io/import/zorse_world.hpp"
 #include "hetplan/planners/zorse.hpp"
+#include "../planner_outcomes.hpp"
 
 using namespace hetplan;
 
@@ -39,7 +40,7 @@ TEST_CASE("zorse world: VMs, interconnects, NICs and regions; missing latencies 
     REQUIRE(w.notes.size() == 1);
     CHECK(w.notes[0].find("h100-nvl") != std::string::npos);
     CHECK(w.profiles.has_fallback());
-    const auto r = zorse_planner().plan(w.pb());
+    const auto r = test::zorse_run(w.pb());
     CHECK(r.pl);
     // Bad input names what is wrong.
     spec.vms[1].gpu = "H200";

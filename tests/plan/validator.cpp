@@ -17,9 +17,9 @@ plan one_stage(const test::small_world& w, int tp = 1) {
 
 TEST_CASE("validator accepts a sound plan and the built-in example") {
     const test::small_world w;
-    CHECK(validate(w.pb(), one_stage(w)).ok());
+    CHECK(validate(w.pb(), one_stage(w), sailor_memory_model{}).ok());
     const auto ex = fixtures::default_example();
-    const auto rep = validate(ex.as_problem(), ex.example_plan);
+    const auto rep = validate(ex.as_problem(), ex.example_plan, sailor_memory_model{});
     CHECK_MESSAGE(rep.ok(), rep.summary());
 }
 
@@ -28,7 +28,7 @@ TEST_CASE("validator reports every violation precisely") {
     SUBCASE("layer coverage") {
         plan pl = one_stage(w);
         pl.pipelines[0].stages[0].layers = {{0, 2}, {1, 3}};
-        const auto rep = validate(w.pb(), pl);
+        const auto rep = validate(w.pb(), pl, sailor_memory_model{});
         CHECK(rep.has(violation_kind::layer_coverage));
         CHECK(rep.summary().find("layer 1 is held by 2 stages") != std::string::npos);
         CHECK(rep.summary().find("layer 3 is held by no stage") != std::string::npos);
@@ -36,7 +36,7 @@ TEST_CASE("validator reports every violation precisely") {
     SUBCASE("batch conservation") {
         plan pl = one_stage(w);
         pl.pipelines[0].stages[0].workers[1].num_microbatches = 7;
-        const auto rep = validate(w.pb(), pl);
+        const auto rep = validate(w.pb(), pl, sailor_memory_model{});
         CHECK(rep.has(violation_kind::batch));
         CHECK(rep.summary().find("add up to 30 samples, the global batch is 32") != std::string::npos);
     }
@@ -44,26 +44,26 @@ TEST_CASE("validator reports every violation precisely") {
         plan pl = one_stage(w);
         pl.pipelines[0].stages[0].layers = {{0, 2}};
         pl.pipelines[0].stages.push_back({{layer_range{2, 4}}, {worker(w.a, w.z1, 1, 2, 8)}});
-        CHECK(validate(w.pb(), pl).has(violation_kind::batch));
+        CHECK(validate(w.pb(), pl, sailor_memory_model{}).has(violation_kind::batch));
     }
     SUBCASE("GPUs beyond the pool") {
         plan pl = one_stage(w, 4);
         pl.pipelines[0].stages[0].workers.push_back(worker(w.a, w.z1, 4, 2, 8));
         pl.pipelines[0].stages[0].workers[0].num_microbatches = 4;
         pl.pipelines[0].stages[0].workers[1].num_microbatches = 4;
-        const auto rep = validate(w.pb(), pl);
+        const auto rep = validate(w.pb(), pl, sailor_memory_model{});
         CHECK(rep.has(violation_kind::capacity));
         CHECK(rep.summary().find("uses 12 A in r1-a, the pool offers 8") != std::string::npos);
     }
     SUBCASE("TP group larger than a node") {
         plan pl = one_stage(w, 8);
-        CHECK(validate(w.pb(), pl).has(violation_kind::tp_span));
+        CHECK(validate(w.pb(), pl, sailor_memory_model{}).has(violation_kind::tp_span));
     }
     SUBCASE("TP groups that do not pack into nodes") {
         test::small_world w6;
         w6.hw.pool.set(w6.a, w6.z1, 6);  // nodes of 4 + 2: two TP-3 groups fit in GPUs but not in nodes
         plan pl = one_stage(w6, 3);
-        const auto rep = validate(w6.pb(), pl);
+        const auto rep = validate(w6.pb(), pl, sailor_memory_model{});
         CHECK(rep.has(violation_kind::tp_span));
         CHECK(!rep.has(violation_kind::capacity));
     }
@@ -71,7 +71,7 @@ TEST_CASE("validator reports every violation precisely") {
         plan pl = one_stage(w);
         pl.pipelines[0].stages.push_back({});
         pl.pipelines[0].stages[0].workers[0].tp = 0;
-        const auto rep = validate(w.pb(), pl);
+        const auto rep = validate(w.pb(), pl, sailor_memory_model{});
         CHECK(rep.has(violation_kind::empty));
         CHECK(rep.has(violation_kind::bad_value));
     }
@@ -79,19 +79,19 @@ TEST_CASE("validator reports every violation precisely") {
         plan pl = one_stage(w);
         pl.memory.zero_stage = 2;
         pl.pipelines[0].stages[0].workers[0].state_share = 0.7;
-        CHECK(validate(w.pb(), pl).has(violation_kind::state_share));
+        CHECK(validate(w.pb(), pl, sailor_memory_model{}).has(violation_kind::state_share));
     }
     SUBCASE("out of memory") {
         test::small_world big;
         for (auto& l : big.model.layers) l.params = 2e8;  // 4 x 2e8 x 24 B = 19.2 GB > 10 GB
-        const auto rep = validate(big.pb(), one_stage(big));
+        const auto rep = validate(big.pb(), one_stage(big), sailor_memory_model{});
         CHECK(rep.has(violation_kind::memory));
         CHECK(rep.summary().find("needs 21.") != std::string::npos);
     }
     SUBCASE("unknown GPU type id") {
         plan pl = one_stage(w);
         pl.pipelines[0].stages[0].workers[0].gpu = gpu_type_id{9};
-        CHECK(validate(w.pb(), pl).has(violation_kind::bad_reference));
+        CHECK(validate(w.pb(), pl, sailor_memory_model{}).has(violation_kind::bad_reference));
     }
-    SUBCASE("no pipeline") { CHECK(validate(w.pb(), plan{}).has(violation_kind::empty)); }
+    SUBCASE("no pipeline") { CHECK(validate(w.pb(), plan{}, sailor_memory_model{}).has(violation_kind::empty)); }
 }

@@ -1,10 +1,30 @@
-// The type-erased front end: the same plans as the planners called directly, requests applied.
+// The type-erased front end: any model of concepts::planner (a user's too), the same plans as the
+// planners called directly, the request's objective and constraints applied, the planner inside
+// reachable (pagmo's extract).
 #include <doctest/doctest.h>
 
 #include "hetplan/fixtures/example.hpp"
-#include "hetplan/planners/any_planner.hpp"
+#include "hetplan/planners/registry.hpp"
 
 using namespace hetplan;
+
+namespace {
+
+/// A user's planner: one fixed plan, priced by Sailor's models (it models concepts::planner).
+struct fixed_planner {
+    hetplan::plan pl;
+    [[nodiscard]] static constexpr std::string_view name() { return "fixed"; }
+    [[nodiscard]] simulator<> models() const { return {}; }
+    template <class O, class... H>
+    plan_result plan(const problem& pb, const plan_request<O, H...>& rq) {
+        search::search_run run(pb, rq);
+        run.offer(pl, models().run(pb, pl), seconds{0}, sailor_memory_model{}, "the fixed plan");
+        return run.finish("fixed");
+    }
+};
+static_assert(hetplan::concepts::check_planner<fixed_planner>());
+
+}  // namespace
 
 TEST_CASE("any_planner: by name, same plans as the planners themselves, requests applied") {
     const auto in = fixtures::default_example();  // OPT-350 on 8 A100-40 + 8 V100-16
@@ -16,21 +36,46 @@ TEST_CASE("any_planner: by name, same plans as the planners themselves, requests
     CHECK(erased.plans.size() <= 3);
     CHECK(erased.plans[0].pl == direct.best()->pl);
     CHECK(erased.plans[0].est.time.iteration == direct.best()->iteration());
-    const auto z = planner_named("zorse").plan(pb);
-    const auto zd = zorse_planner().plan(pb);
-    REQUIRE(zd.pl);
+    auto zorse = planner_named("zorse");
+    const auto z = zorse.plan(pb);
+    const auto zd = zorse_planner<>().plan(pb);
+    REQUIRE(zd.best());
     REQUIRE(z.plans.size() == 1);
-    CHECK(z.plans[0].pl == *zd.pl);
+    CHECK(z.plans[0].pl == zd.best()->pl);
     // Each planner prices and checks with its own models.
-    CHECK(planner_named("zorse").price(pb, *zd.pl).time.iteration == zd.est.time.iteration);
-    CHECK(planner_named("zorse").check(pb, *zd.pl).ok());
+    CHECK(zorse.price(pb, zd.best()->pl).time.iteration == zd.best()->iteration());
+    CHECK(zorse.check(pb, zd.best()->pl).ok());
     // A budget below every plan's cost leaves none, and says why.
-    const auto none = planner_named("zorse").plan(pb, {.max_cost = usd{zd.est.money.total.value * 0.5}});
+    const auto none = zorse.plan(pb, {.limits = {zd.best()->cost().value * 0.5, {}}});
     CHECK(none.plans.empty());
     REQUIRE_FALSE(none.notes.empty());
-    CHECK(none.notes.back().find("--max-cost") != std::string::npos);
-    // Throughput-only planners say so when asked for cost.
-    const auto c = planner_named("cephalo").plan(pb, {.target = objective::cost});
-    CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) { return n.find("throughput only") != std::string::npos; }));
+    CHECK(std::any_of(none.notes.begin(), none.notes.end(), [](const std::string& n) { return n.find("admitted by the objective") != std::string::npos; }));
+    // The cost objective reaches the planner: Sailor's cheapest plan costs no more than its fastest.
+    const auto cheap = planner_named("sailor").plan(pb, {.target = objective_kind::cost});
+    REQUIRE(cheap.best());
+    CHECK(cheap.best()->cost() <= erased.plans[0].cost());
     CHECK_THROWS_WITH_AS((void)planner_named("metis"), doctest::Contains("unknown planner 'metis' (known: sailor, zorse, cephalo)"), input_error);
+}
+
+TEST_CASE("any_planner: a user's planner, copied, extracted, and progress through the request") {
+    const auto in = fixtures::default_example();
+    const problem pb = in.as_problem();
+    any_planner p(fixed_planner{in.example_plan}, "mine");
+    CHECK(p.name() == "fixed");
+    CHECK(p.is<fixed_planner>());
+    CHECK_FALSE(p.is<sailor_planner<>>());
+    REQUIRE(p.extract<fixed_planner>());
+    CHECK(p.extract<fixed_planner>()->pl == in.example_plan);
+    CHECK(p.extract<sailor_planner<>>() == nullptr);
+    const any_planner copy = p;
+    CHECK(copy.extract<fixed_planner>()->pl == in.example_plan);
+    std::size_t steps = 0;
+    auto sailor = planner_named("sailor");
+    const auto r = sailor.plan(pb, {.progress = [&](const search_progress&) { ++steps; }});
+    CHECK(steps == r.stats.solved);
+    CHECK(steps > 0);
+    const auto mine = p.plan(pb);
+    REQUIRE(mine.best());
+    CHECK(mine.best()->pl == in.example_plan);
+    CHECK(p.price(pb, in.example_plan).time.iteration == mine.best()->iteration());
 }

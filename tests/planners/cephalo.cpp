@@ -6,6 +6,7 @@
 
 #include "../support.hpp"
 #include "hetplan/planners/cephalo.hpp"
+#include "../planner_outcomes.hpp"
 
 using namespace hetplan;
 using namespace hetplan::search;
@@ -182,9 +183,9 @@ TEST_CASE("cephalo DP table: Algorithm 1's T(m, l) with even and uneven collecti
     // (III): 57.6 GB usable - 6.4 GB state - 4 x 1 GB intercepts = 47.2 GB, / 0.5 GB = 94.
     CHECK(in.dp.max_mbs_sum == 94);
     // Communication bound everywhere: the best makespan is the floor, and Eqs. 2-3 agree.
-    const auto r = cephalo_planner(opt).plan(w.pb());
+    const auto r = test::cephalo_run(w.pb(), opt);
     REQUIRE(r.pl);
-    CHECK(r.assignment.makespan == doctest::Approx(0.360));
+    CHECK(r.predicted.value == doctest::Approx(0.360));
     CHECK(r.est.time.iteration.value == doctest::Approx(0.360));
     // Here uneven units would cost 15% of exposed communication: the even split is kept.
     CHECK(r.uneven_units == 0);
@@ -328,7 +329,7 @@ TEST_CASE("cephalo planner: a valid plan, faster GPUs take more batch, determini
     const problem pb = w.pb();
     cephalo_options opt;
     opt.compute_memory = w.mem;
-    const auto r = cephalo_planner(opt).plan(pb);
+    const auto r = test::cephalo_run(pb, opt);
     REQUIRE(r.pl);
     CHECK(validate(pb, *r.pl, cephalo_memory_model{w.mem}).ok());
     const auto& ws = r.pl->pipelines[0].stages[0].workers;
@@ -347,10 +348,10 @@ TEST_CASE("cephalo planner: a valid plan, faster GPUs take more batch, determini
     CHECK(r.uneven_units > 0);
     // Same plan from the straightforward DP's optimum.
     opt.straightforward = true;
-    const auto s = cephalo_planner(opt).plan(pb);
+    const auto s = test::cephalo_run(pb, opt);
     REQUIRE(s.pl);
-    CHECK(s.assignment.makespan == doctest::Approx(r.assignment.makespan));
-    CHECK(cephalo_planner(cephalo_options{0.8, w.mem, 64, false}).plan(pb).pl == r.pl);
+    CHECK(s.predicted.value == doctest::Approx(r.predicted.value));
+    CHECK(test::cephalo_run(pb, cephalo_options{0.8, w.mem, 64, false}).pl == r.pl);
 }
 
 TEST_CASE("cephalo planner: memory limits force accumulation; the ablation baselines (§4.4)") {
@@ -361,7 +362,7 @@ TEST_CASE("cephalo planner: memory limits force accumulation; the ablation basel
     const problem pb = w.pb();
     cephalo_options opt;
     opt.compute_memory = w.mem;
-    const auto r = cephalo_planner(opt).plan(pb);
+    const auto r = test::cephalo_run(pb, opt);
     REQUIRE(r.pl);
     CHECK(r.est.memory.fits());
     bool accumulates = false;
@@ -383,7 +384,7 @@ TEST_CASE("cephalo planner: memory limits force accumulation; the ablation basel
     // Where compute-only balancing fits (small batch), Cephalo is at least as fast.
     fsdp_world small(2, 2, 12);
     const auto cb_small = cephalo_baseline(small.pb(), fsdp_balance::compute_only, opt);
-    const auto r_small = cephalo_planner(opt).plan(small.pb());
+    const auto r_small = test::cephalo_run(small.pb(), opt);
     REQUIRE(r_small.pl);
     CHECK(cb_small.fits);
     CHECK(r_small.est.time.iteration.value <= cb_small.est.time.iteration.value * (1 + 1e-12));
@@ -392,31 +393,31 @@ TEST_CASE("cephalo planner: memory limits force accumulation; the ablation basel
 TEST_CASE("cephalo planner: bad or empty inputs give a clear answer, never a crash") {
     cephalo_options opt;
     opt.compute_memory = compute_memory_fit{gigabytes(1), gigabytes(0.5)};
-    auto has_note = [](const cephalo_result& r, const std::string& what) {
+    auto has_note = [](const test::cephalo_outcome& r, const std::string& what) {
         for (const auto& n : r.notes)
             if (n.find(what) != std::string::npos) return true;
         return false;
     };
     // An empty pool: no plan, and why.
     fsdp_world none(0, 0, 16);
-    const auto r0 = cephalo_planner(opt).plan(none.pb());
+    const auto r0 = test::cephalo_run(none.pb(), opt);
     CHECK_FALSE(r0.pl);
     CHECK(has_note(r0, "no GPU in the pool"));
     // Fewer samples than GPUs: every GPU needs one (Eq. 4's l >= 1).
     fsdp_world crowded(2, 2, 3);
-    const auto r1 = cephalo_planner(opt).plan(crowded.pb());
+    const auto r1 = test::cephalo_run(crowded.pb(), opt);
     CHECK_FALSE(r1.pl);
     CHECK(has_note(r1, "every GPU needs at least one sample"));
     // A GPU type whose compute memory alone exceeds 80% of it is left out, with a note.
     opt.compute_memory = compute_memory_fit{gigabytes(10), gigabytes(0.5)};  // > 9.6 GB usable on S
-    const auto r2 = cephalo_planner(opt).plan(fsdp_world(2, 2, 16).pb());
+    const auto r2 = test::cephalo_run(fsdp_world(2, 2, 16).pb(), opt);
     REQUIRE(r2.pl);
     CHECK(r2.pl->pipelines[0].stages[0].workers.size() == 2);
     CHECK(has_note(r2, "2 x S left out"));
     // No layers, or a bad option: input_error naming the field.
     fsdp_world empty_model;
     empty_model.model.layers.clear();
-    CHECK_THROWS_WITH_AS((void)cephalo_planner(opt).plan(empty_model.pb()), doctest::Contains("has no layers"), input_error);
+    CHECK_THROWS_WITH_AS((void)test::cephalo_run(empty_model.pb(), opt), doctest::Contains("has no layers"), input_error);
     opt.usable_fraction = 0;
-    CHECK_THROWS_AS((void)cephalo_planner(opt).plan(fsdp_world().pb()), input_error);
+    CHECK_THROWS_AS((void)test::cephalo_run(fsdp_world().pb(), opt), input_error);
 }

@@ -7,6 +7,7 @@
 #include "../plan_checks.hpp"
 #include "../support.hpp"
 #include "hetplan/planners/sailor.hpp"
+#include "hetplan/search/solve/exhaustive.hpp"
 
 using namespace hetplan;
 using namespace hetplan::search;
@@ -41,7 +42,7 @@ TEST_CASE("space: data-parallel degrees keep the smallest D for each microbatche
     CHECK(collect(data_parallel_degrees(4, 0)).empty());
 }
 
-TEST_CASE("H1: TP degrees are powers of two within a node; H2 finds the smallest that fits") {
+TEST_CASE("H1: TP degrees are powers of two within a node; H2 keeps the workers that fit") {
     test::small_world w;
     w.profiles.set_curve("A", 2, w.profiles.find("A", 1) ? *w.profiles.find("A", 1) : profile_curve{});
     const problem pb = w.pb();
@@ -49,42 +50,55 @@ TEST_CASE("H1: TP degrees are powers of two within a node; H2 finds the smallest
     CHECK(h1_tp_within_node{}(pb, w.b) == std::vector<int>{1});
 
     // Stage of all 4 layers, 4e6 params x 24 B = 96 MB + 2 GB overhead: fits a 10 GB GPU at TP 1.
-    h2_min_tp<> h2;
-    CHECK(h2.min_tp(pb, std::vector<int>{1, 2}, {0, 4}, 0, 1, w.a, 2, 8, {}, schedule_kind::one_f_one_b) == 1);
-    // Shrink A's memory below the overhead: nothing fits.
+    const std::vector<layer_range> all{{0, 4}};
+    auto probe = [&](int tp) { return worker_probe{all, 0, 1, test::worker(w.a, w.z1, tp, 2, 8), {}, schedule_kind::one_f_one_b}; };
+    const h2_memory_fit<> h2;
+    h2.begin(pb);
+    CHECK(h2(pb, probe(1)));
+    // Shrink A's memory below the overhead: nothing fits; a new problem clears the memo.
     w.hw.gpus[w.a.index()].memory_capacity = gigabytes(1);
-    h2_min_tp<> fresh;
-    CHECK_FALSE(fresh.min_tp(w.pb(), std::vector<int>{1, 2}, {0, 4}, 0, 1, w.a, 2, 8, {}, schedule_kind::one_f_one_b));
-    CHECK(fresh.size() == 2);
+    h2.begin(w.pb());
+    CHECK_FALSE(h2(w.pb(), probe(1)));
+    CHECK_FALSE(h2(w.pb(), probe(2)));
+    CHECK(h2.size() == 2);
+    CHECK_FALSE(h2(w.pb(), probe(2)));  // memoised
+    CHECK(h2.size() == 2);
 }
 
-TEST_CASE("H3/H4 scans stop when the metric stops improving") {
+TEST_CASE("H3/H4 scans stop when the objective stops improving") {
     std::vector<int> seen;
-    // Throughput by D: 1 -> 1, 2 -> 3, 4 -> 5, 8 -> 4: from the top, 8 then 4 (better) then 2 (worse): stop.
-    auto thr = [&](int d) -> std::optional<double> {
+    // Seconds per iteration by D: 1 -> 1, 2 -> 1/3, 4 -> 1/5, 8 -> 1/4: from the top, 8 then 4
+    // (better) then 2 (worse): stop.
+    auto secs = [&](int d) -> step_outcome {
         seen.push_back(d);
-        return d == 1 ? 1.0 : d == 2 ? 3.0 : d == 4 ? 5.0 : 4.0;
+        return {d == 1 ? 1.0 : d == 2 ? 1 / 3.0 : d == 4 ? 0.2 : 0.25};
     };
-    h3_decreasing_dp{}.scan({1, 2, 4, 8}, thr);
+    descending_until_worse{}.walk(std::vector<int>{1, 2, 4, 8}, secs);
     CHECK(seen == std::vector<int>{8, 4, 2});
     seen.clear();
     // Cost by D: no plan meets the constraint at 1, then 10, 8, 9: stop at 8's successor.
-    auto cost = [&](int d) -> std::optional<double> {
+    auto cost = [&](int d) -> step_outcome {
         seen.push_back(d);
-        return d == 1 ? std::nullopt : std::optional<double>(d == 2 ? 10.0 : d == 4 ? 8.0 : 9.0);
+        return {d == 1 ? std::nullopt : std::optional<double>(d == 2 ? 10.0 : d == 4 ? 8.0 : 9.0)};
     };
-    h4_increasing_dp{}.scan({1, 2, 4, 8, 16}, cost);
+    ascending_until_worse{}.walk(std::vector<int>{1, 2, 4, 8, 16}, cost);
     CHECK(seen == std::vector<int>{1, 2, 4, 8});
+    // A step that says stop ends the walk.
+    seen.clear();
+    exhaustive_walk{}.walk(std::vector<int>{1, 2, 3}, [&](int d) { seen.push_back(d); return step_outcome{1.0, d == 2}; });
+    CHECK(seen == std::vector<int>{1, 2});
 }
 
-TEST_CASE("H5 groups cells by region; H6 merges a region's zones into one cell per type") {
+TEST_CASE("H5 drops placements that span regions; H6 merges a region's zones into one cell per type") {
     test::small_world w;
     const auto z3 = w.hw.add_zone("r2-a", "r2");
     w.hw.pool.set(w.a, z3, 4);
     const auto cells = make_cells(w.hw, w.hw.pool, [](gpu_type_id) { return true; });
     REQUIRE(cells.cells.size() == 5);  // A,B in r1-a; A,B in r1-b; A in r2-a
-    const auto groups = h5_stage_in_one_region{}.groups(cells.cells);
-    CHECK(groups == std::vector<std::uint32_t>{0b01111, 0b10000});
+    const h5_one_region h5;
+    CHECK(h5(w.pb(), stage_placement{0, 0b01111, 3, &cells}));       // all of r1
+    CHECK(h5(w.pb(), stage_placement{0, 0b10000, 1, &cells}));       // r2 alone
+    CHECK_FALSE(h5(w.pb(), stage_placement{0, 0b10001, 1, &cells}));  // both regions
     const auto merged = h6_merge_zones{}(cells);
     REQUIRE(merged.cells.size() == 3);
     CHECK(merged.cells[0].capacity == 16);  // A over r1-a and r1-b
@@ -105,24 +119,18 @@ TEST_CASE("stage DP: its predicted iteration time is the simulator's, and it mat
     w.hw.network.set_zone_default(w.z1, w.z2, alpha_beta_link{seconds{1e-3}, bytes_per_second{1e8}});
     w.hw.network.set_zone_default(w.z2, w.z1, alpha_beta_link{seconds{1e-3}, bytes_per_second{1e8}});
     const problem pb = w.pb();
-    for (auto target : {objective::throughput, objective::cost}) {
-        sailor_options opt;
-        opt.target = target;
-        opt.heuristics = sailor_heuristics::none();
-        sailor_planner dp(opt);
-        const auto got = dp.plan(pb);
-        opt.exhaustive = true;
-        sailor_planner ex(opt);
-        const auto want = ex.plan(pb);
+    auto dp = exact_sailor_planner();
+    auto ex = dp.exhaustive();
+    for (bool cost : {false, true}) {
+        const auto got = cost ? dp.plan(pb, plan_request<min_cost>{}) : dp.plan(pb);
+        const auto want = cost ? ex.plan(pb, plan_request<min_cost>{}) : ex.plan(pb);
         REQUIRE(got.best());
         REQUIRE(want.best());
         test::check_all_valid(pb, got);
         // Exact pricing: the DP's own number is the simulator's.
-        for (const auto& c : got.ranked) CHECK(c.predicted.value == doctest::Approx(c.iteration().value).epsilon(1e-9));
-        if (target == objective::throughput)
-            CHECK(got.best()->iteration().value == doctest::Approx(want.best()->iteration().value).epsilon(1e-12));
-        else
-            CHECK(got.best()->cost().value == doctest::Approx(want.best()->cost().value).epsilon(1e-12));
+        for (const auto& c : got.plans) CHECK(c.predicted.value == doctest::Approx(c.iteration().value).epsilon(1e-9));
+        if (!cost) CHECK(got.best()->iteration().value == doctest::Approx(want.best()->iteration().value).epsilon(1e-12));
+        else CHECK(got.best()->cost().value == doctest::Approx(want.best()->cost().value).epsilon(1e-12));
     }
 }
 
@@ -192,50 +200,48 @@ struct random_world {
 
 }  // namespace
 
+/// The same search with objective `o`, for planners of any composition.
+template <class P, class O>
+plan_result plan_with(P& p, const problem& pb, O o) {
+    return p.plan(pb, plan_request<O>{o});
+}
+
 TEST_CASE("stage DP with heuristics off equals exhaustive search on random small instances (item 5)") {
     for (unsigned seed = 1; seed <= 6; ++seed) {
         const random_world w(seed, seed % 2 == 0);
         const problem pb = w.pb();
         CAPTURE(seed);
+        sailor_options opt;
+        opt.space.max_pipeline_degree = 2;
+        auto exact = exact_sailor_planner(opt);
+        auto brute = exact.exhaustive();
+        const auto probe = exact.plan(pb);
+        REQUIRE(probe.best());
         for (int variant = 0; variant < 3; ++variant) {
-            sailor_options opt;
-            opt.heuristics = sailor_heuristics::none();
-            opt.max_pipeline_degree = 2;
-            if (variant == 1) opt.target = objective::cost;
-            sailor_planner first(opt);
-            const auto probe = first.plan(pb);
-            REQUIRE(probe.best());
-            // Variant 2: a budget between the cheapest and the fastest plan's cost.
-            if (variant == 2) opt.max_cost = usd{probe.best()->cost().value * 0.9};
-            sailor_planner dp(opt);
-            const auto got = dp.plan(pb);
-            opt.exhaustive = true;
-            sailor_planner ex(opt);
-            const auto want = ex.plan(pb);
             CAPTURE(variant);
-            REQUIRE(got.ranked.empty() == want.ranked.empty());
-            if (want.ranked.empty()) continue;
+            // Variant 2: a budget between the cheapest and the fastest plan's cost.
+            const constraints limits{variant == 2 ? std::optional(probe.best()->cost().value * 0.9) : std::nullopt, {}};
+            const bool cost = variant == 1;
+            const auto got = cost ? plan_with(exact, pb, min_cost{limits}) : plan_with(exact, pb, max_throughput{limits});
+            const auto want = cost ? plan_with(brute, pb, min_cost{limits}) : plan_with(brute, pb, max_throughput{limits});
+            REQUIRE(got.plans.empty() == want.plans.empty());
+            if (want.plans.empty()) continue;
             test::check_all_valid(pb, got);
-            for (const auto& c : got.ranked) CHECK(c.predicted.value == doctest::Approx(c.iteration().value).epsilon(1e-9));
-            if (opt.target == objective::throughput)
-                CHECK(got.best()->iteration().value == doctest::Approx(want.best()->iteration().value).epsilon(1e-12));
-            else
-                CHECK(got.best()->cost().value == doctest::Approx(want.best()->cost().value).epsilon(1e-12));
-            if (opt.max_cost) CHECK(got.best()->cost() <= *opt.max_cost);
+            for (const auto& c : got.plans) CHECK(c.predicted.value == doctest::Approx(c.iteration().value).epsilon(1e-9));
+            if (!cost) CHECK(got.best()->iteration().value == doctest::Approx(want.best()->iteration().value).epsilon(1e-12));
+            else CHECK(got.best()->cost().value == doctest::Approx(want.best()->cost().value).epsilon(1e-12));
+            if (limits.max_usd) CHECK(got.best()->cost().value <= *limits.max_usd);
             // Heuristics on: never better than the optimum; report the gap (issue 3, item 5).
-            sailor_options on = opt;
-            on.heuristics = {};
-            on.exhaustive = false;
-            const auto h = sailor_planner<>(on).plan(pb);
+            sailor_planner<> on(opt);
+            const auto h = cost ? plan_with(on, pb, min_cost{limits}) : plan_with(on, pb, max_throughput{limits});
             if (!h.best()) {
                 MESSAGE("seed " << seed << " variant " << variant << ": heuristics on find no plan");
                 continue;
             }
-            const double exact = opt.target == objective::throughput ? want.best()->iteration().value : want.best()->cost().value;
-            const double heur = opt.target == objective::throughput ? h.best()->iteration().value : h.best()->cost().value;
-            CHECK(heur >= exact * (1 - 1e-12));
-            MESSAGE("seed " << seed << " variant " << variant << ": heuristics on are " << 100 * (heur / exact - 1)
-                            << " % above the optimum");
+            const double best = cost ? want.best()->cost().value : want.best()->iteration().value;
+            const double heur = cost ? h.best()->cost().value : h.best()->iteration().value;
+            CHECK(heur >= best * (1 - 1e-12));
+            MESSAGE("seed " << seed << " variant " << variant << ": heuristics on are " << 100 * (heur / best - 1) << " % above the optimum");
         }
     }
 }
@@ -243,13 +249,13 @@ TEST_CASE("stage DP with heuristics off equals exhaustive search on random small
 TEST_CASE("heuristics on: plans stay valid and the same input gives the same plan") {
     const random_world w(3, true);
     const problem pb = w.pb();
-    sailor_planner a, b;
+    sailor_planner<> a, b;
     const auto x = a.plan(pb), y = b.plan(pb);
     REQUIRE(x.best());
     test::check_all_valid(pb, x);
     CHECK(x.best()->pl == y.best()->pl);
     // H5: no stage's replicas span the two regions.
-    for (const auto& c : x.ranked)
+    for (const auto& c : x.plans)
         for (const auto& st : c.pl.pipelines[0].stages)
             for (const auto& wg : st.workers) CHECK(pb.hw.region_of(wg.zone) == pb.hw.region_of(st.workers.front().zone));
     // Re-planning on a smaller pool never returns a plan that uses GPUs it does not have.
@@ -317,37 +323,37 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
         const cell_set cells = make_cells(pb.hw, pb.hw.pool, [](gpu_type_id) { return true; });
         std::vector<std::vector<int>> tps;
         for (auto g : cells.types) tps.push_back(h1(pb, g));
-        h2_min_tp<> h2;
         const simulator<> sim;
+        const prune::all pruners{h2_memory_fit<>{}};
+        pruners.begin(pb);
+        exhaustive_solver<> brute(sim);
+        stage_problem<prune::all<h2_memory_fit<>>> sp;
+        boost::hana::tuple<> no_hooks;
         int compared = 0;
         for (int P = 1; P <= 2; ++P)
             for (int mbs : {1, 2}) {
                 const auto part = even_partition(pb.model.num_layers(), P);
-                const auto times = time_stages(pb, cells, part, mbs, tps, sim.time);
-                for (int D : data_parallel_degrees(pb.job.global_batch / mbs, 16 / P))
-                    for (bool money : {false, true}) {
-                        const stage_problem_options spo{std::nullopt, true, money, {}, schedule_kind::one_f_one_b};
-                        const auto sp = make_stage_problem(pb, cells, part, mbs, D, times, h2, all_cells_group(cells.cells), spo,
-                                                           sim.time.bucket);
-                        const auto best_t = exhaustive_solve(sp, dp_goal{}, sim);
-                        CAPTURE(seed);
-                        CAPTURE(P);
-                        CAPTURE(mbs);
-                        CAPTURE(D);
-                        if (!sp.bound.feasible()) {
-                            CHECK_FALSE(best_t);
-                            continue;
-                        }
-                        if (!best_t) continue;
-                        ++compared;
-                        CHECK(sp.lower_bound_iteration() <= best_t->iteration.value * (1 + 1e-12));
-                        if (!money) continue;
-                        dp_goal cheapest;
-                        cheapest.target = objective::cost;
-                        const auto best_c = exhaustive_solve(sp, cheapest, sim);
-                        REQUIRE(best_c);
-                        CHECK(sp.lower_bound_cost() <= best_c->cost.value * (1 + 1e-12));
+                const auto times = time_stages(pb, cells, part, mbs, tps, sim.time, {}, schedule_kind::one_f_one_b);
+                for (int D : data_parallel_degrees(pb.job.global_batch / mbs, 16 / P)) {
+                    build_stage_problem(sp, pb, cells, part, mbs, D, times, pruners, tp_level{}, {}, no_hooks);
+                    brute.prepare(sp);
+                    const auto floors = instance_floors{}.floor(pb, sp);
+                    const auto best_t = brute.solve(pb, sp, max_throughput{}, {});
+                    CAPTURE(seed);
+                    CAPTURE(P);
+                    CAPTURE(mbs);
+                    CAPTURE(D);
+                    if (!sp.bound.feasible()) {
+                        CHECK_FALSE(best_t);
+                        continue;
                     }
+                    if (!best_t) continue;
+                    ++compared;
+                    CHECK(floors.iteration <= best_t->iteration.value * (1 + 1e-12));
+                    const auto best_c = brute.solve(pb, sp, min_cost{}, {});
+                    REQUIRE(best_c);
+                    CHECK(floors.usd <= best_c->cost.value * (1 + 1e-12));
+                }
             }
         CHECK(compared > 3);
     }
@@ -363,22 +369,40 @@ TEST_CASE("branch and bound returns exactly the straightforward search's plans")
                 CAPTURE(heuristics);
                 CAPTURE(variant);
                 sailor_options opt;
-                if (!heuristics) opt.heuristics = sailor_heuristics::none();
-                opt.max_pipeline_degree = 3;
-                if (variant == 1) opt.target = objective::cost;
-                if (variant == 2) opt.min_throughput = 0.5 / sailor_planner<>(opt).plan(pb).best()->iteration().value;
-                opt.branch_and_bound = false;
-                const auto plain = sailor_planner<>(opt).plan(pb);
-                opt.branch_and_bound = true;
-                const auto bnb = sailor_planner<>(opt).plan(pb);
-                REQUIRE(plain.ranked.size() == bnb.ranked.size());
-                REQUIRE_FALSE(plain.ranked.empty());
-                for (std::size_t k = 0; k < plain.ranked.size(); ++k) CHECK(plain.ranked[k].pl == bnb.ranked[k].pl);
-                CHECK(bnb.stats.instances <= plain.stats.instances);
-                // The ranked list keeps plans within 5% of the best.
-                for (const auto& c : bnb.ranked)
-                    CHECK((variant == 1 ? c.cost().value / bnb.best()->cost().value
-                                        : c.iteration().value / bnb.best()->iteration().value) <= 1.05 + 1e-12);
+                opt.space.max_pipeline_degree = 3;
+                auto check = [&](auto bnb_planner) {
+                    auto plain_planner = bnb_planner.straightforward();
+                    auto run = [&](auto& p) {
+                        if (variant == 1) return plan_with(p, pb, min_cost{});
+                        if (variant == 2) return plan_with(p, pb, max_throughput{{{}, 0.5 / bnb_planner.plan(pb).best()->iteration().value}});
+                        return p.plan(pb);
+                    };
+                    const auto plain = run(plain_planner);
+                    const auto bnb = run(bnb_planner);
+                    REQUIRE(plain.plans.size() == bnb.plans.size());
+                    REQUIRE_FALSE(plain.plans.empty());
+                    for (std::size_t k = 0; k < plain.plans.size(); ++k) CHECK(plain.plans[k].pl == bnb.plans[k].pl);
+                    CHECK(bnb.stats.solved <= plain.stats.solved);
+                };
+                if (heuristics) check(sailor_planner<>(opt));
+                else check(exact_sailor_planner(opt));
             }
+    }
+}
+
+TEST_CASE("the ranked list: distinct plans within rank_within of the best, at most top") {
+    const random_world w(2, false);
+    const problem pb = w.pb();
+    sailor_options opt;
+    opt.space.max_pipeline_degree = 3;
+    auto p = exact_sailor_planner(opt);
+    plan_request<> rq;
+    rq.top = 8;
+    const auto r = p.plan(pb, rq);
+    REQUIRE(r.plans.size() >= 2);
+    CHECK(r.plans.size() <= 8);
+    for (std::size_t i = 0; i < r.plans.size(); ++i) {
+        CHECK(r.plans[i].iteration().value <= r.best()->iteration().value * 1.05 + 1e-12);
+        for (std::size_t j = 0; j < i; ++j) CHECK_FALSE(r.plans[i].pl == r.plans[j].pl);
     }
 }

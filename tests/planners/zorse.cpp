@@ -6,6 +6,8 @@
 
 #include "../support.hpp"
 #include "hetplan/planners/zorse.hpp"
+#include "../planner_outcomes.hpp"
+#include "hetplan/search/pipeline/ministages.hpp"
 
 using namespace hetplan;
 
@@ -141,8 +143,10 @@ TEST_CASE("zorse latency model: interleaving shortens fill and drain, memory dro
 namespace {
 /// Every configuration Phase 2 considers, built from the public pieces and priced by the
 /// simulator (not by the planner's own arithmetic): the fastest valid plan's iteration time.
-double best_by_simulation(const problem& pb, const zorse_options& opt) {
-    const auto ms = machines_of(pb.hw);
+/// Layers follow Zorse's rule (by group speed, from the proportional microbatch split); the
+/// microbatches of every GPU are either Zorse's proportional split, or every split (brute force).
+double best_by_simulation(const problem& pb, const zorse_options& opt, bool every_split) {
+    const auto ms = machines_of(pb.hw, pb.pool());
     const zorse_simulator sim{opt.memory, {}, {}};
     double best = std::numeric_limits<double>::infinity();
     const int L = pb.model.num_layers(), B = pb.job.global_batch;
@@ -186,24 +190,44 @@ double best_by_simulation(const problem& pb, const zorse_options& opt) {
             if (layers.empty()) continue;
             for (int S = 1; S <= *std::min_element(layers.begin(), layers.end()); ++S) {
                 const auto layout = search::interleaved_layout(layers, S);
-                plan pl;
-                pl.schedule = schedule_kind::interleaved_ministages;
-                pl.memory.zero_stage = 3;
-                pl.memory.recompute = pl.memory.offload_params = pl.memory.offload_activations = true;
-                pipeline p;
-                for (std::size_t g = 0; g < groups.size(); ++g) {
-                    stage st;
-                    st.layers.assign(layout[g].begin(), layout[g].end());
-                    int gpus = 0, i = 0;
-                    for (int k : groups[g]) gpus += ms[std::size_t(k)].gpus;
-                    for (int k : groups[g])
-                        for (int j = 0; j < ms[std::size_t(k)].gpus; ++j, ++i)
-                            st.workers.push_back({ms[std::size_t(k)].gpu, ms[std::size_t(k)].zone, 1, m, n[g][std::size_t(i)], 1.0 / gpus, ms[std::size_t(k)].index});
-                    p.stages.push_back(st);
+                auto price = [&](const std::vector<std::vector<int>>& counts) {
+                    plan pl;
+                    pl.schedule = schedule_kind::interleaved_ministages;
+                    pl.memory.zero_stage = 3;
+                    pl.memory.recompute = pl.memory.offload_params = pl.memory.offload_activations = true;
+                    pipeline p;
+                    for (std::size_t g = 0; g < groups.size(); ++g) {
+                        stage st;
+                        st.layers.assign(layout[g].begin(), layout[g].end());
+                        int gpus = 0, i = 0;
+                        for (int k : groups[g]) gpus += ms[std::size_t(k)].gpus;
+                        for (int k : groups[g])
+                            for (int j = 0; j < ms[std::size_t(k)].gpus; ++j, ++i)
+                                st.workers.push_back({ms[std::size_t(k)].gpu, ms[std::size_t(k)].zone, 1, m, counts[g][std::size_t(i)], 1.0 / gpus, ms[std::size_t(k)].index});
+                        p.stages.push_back(st);
+                    }
+                    pl.pipelines.push_back(p);
+                    if (validate(pb, pl, sim.memory).ok()) best = std::min(best, sim.run(pb, pl).time.iteration.value);
+                };
+                if (!every_split) {
+                    price(n);
+                    continue;
                 }
-                pl.pipelines.push_back(p);
-                if (!validate(pb, pl, sim.memory).ok()) continue;
-                best = std::min(best, sim.run(pb, pl).time.iteration.value);
+                // Every split of B / m microbatches over every group's GPUs, each at least one.
+                std::vector<std::vector<int>> counts = n;
+                auto rec = [&](auto&& self, std::size_t g, std::size_t i, int left) -> void {
+                    if (g == counts.size()) return price(counts);
+                    const std::size_t last = counts[g].size() - 1;
+                    if (i == last) {
+                        counts[g][i] = left;
+                        return self(self, g + 1, 0, B / m);
+                    }
+                    for (int v = 1; v <= left - int(last - i); ++v) {
+                        counts[g][i] = v;
+                        self(self, g, i + 1, left - v);
+                    }
+                };
+                rec(rec, 0, 0, B / m);
             }
         }
     }
@@ -216,18 +240,73 @@ TEST_CASE("zorse planner: the optimum of its search space, priced exactly as the
         CAPTURE(fast);
         CAPTURE(slow);
         const zorse_world w(fast, slow, batch);
-        const auto r = zorse_planner().plan(w.pb());
+        const auto r = test::zorse_run(w.pb());
         REQUIRE(r.pl);
         CHECK(validate(w.pb(), *r.pl, zorse_memory_model{}).ok());
         CHECK(r.est.time.iteration.value == doctest::Approx(r.predicted.value).epsilon(1e-9));
-        CHECK(r.est.time.iteration.value == doctest::Approx(best_by_simulation(w.pb(), {})).epsilon(1e-12));
+        // Never slower than Zorse's proportional split; on the smallest world, the optimum over
+        // every split (brute force, priced by the simulator).
+        CHECK(r.est.time.iteration.value <= best_by_simulation(w.pb(), {}, false) * (1 + 1e-12));
+        if (fast + slow == 2) CHECK(r.est.time.iteration.value == doctest::Approx(best_by_simulation(w.pb(), {}, true)).epsilon(1e-12));
         // Groups follow machines: 100 or 10 GB/s inside, 1 GB/s between.
         for (const auto& g : r.groups) CHECK(g.size() == 1);
         CHECK(static_cast<int>(r.groups.size()) == fast + slow);
         // The F machines (100 GB/s inside) run first.
         CHECK(r.machines[std::size_t(r.groups.front().front())].gpu == w.f);
         // Deterministic.
-        CHECK(zorse_planner().plan(w.pb()).pl == r.pl);
+        CHECK(test::zorse_run(w.pb()).pl == r.pl);
+    }
+}
+
+TEST_CASE("microbatch split: exact, by brute force on random groups") {
+    test::xorshift gen(20261123);
+    const test::small_world any;
+    for (int trial = 0; trial < 200; ++trial) {
+        const int K = 1 + gen.below(3), S = 1 + gen.below(3);
+        std::vector<int> counts(std::size_t(K), 0);
+        int gpus = 0;
+        for (auto& c : counts) gpus += c = 1 + gen.below(2);
+        const int M = gpus + gen.below(10);
+        std::vector<double> a, b, ag, agrs;
+        for (int k = 0; k < K; ++k) {
+            const double speed = gen.between(1, 4);
+            for (int s = 0; s < S; ++s) a.push_back(speed * gen.between(1, 2)), b.push_back(speed * gen.between(2, 5));
+        }
+        for (int s = 0; s < S; ++s) ag.push_back(gen.between(0, 20)), agrs.push_back(ag.back() + gen.between(0, 20));
+        const search::microbatch_split_problem p{M, counts, a, b, ag, agrs};
+        const auto got = search::microbatch_split{}.solve(any.pb(), p, max_throughput{}, {});
+        REQUIRE(got);
+        // Brute force over every per-GPU count (each at least one, sum M).
+        std::vector<int> kind;
+        for (int k = 0; k < K; ++k)
+            for (int c = 0; c < counts[std::size_t(k)]; ++c) kind.push_back(k);
+        double best = std::numeric_limits<double>::infinity();
+        std::vector<int> n(kind.size());
+        auto rec = [&](auto&& self, std::size_t i, int left) -> void {
+            if (i + 1 == n.size()) {
+                n[i] = left;
+                std::vector<int> most(std::size_t(K), 0);
+                for (std::size_t j = 0; j < n.size(); ++j) most[std::size_t(kind[j])] = std::max(most[std::size_t(kind[j])], n[j]);
+                best = std::min(best, p.term(most));
+                return;
+            }
+            for (int v = 1; v <= left - int(n.size() - 1 - i); ++v) n[i] = v, self(self, i + 1, left - v);
+        };
+        rec(rec, 0, M);
+        CAPTURE(trial);
+        CHECK(got->terms.iteration == doctest::Approx(best).epsilon(1e-12));
+        // The counts it returns: at least one each, M in all, and the term it reports.
+        int total = 0;
+        std::vector<int> most(std::size_t(K), 0);
+        for (int k = 0; k < K; ++k)
+            for (int j = 0; j < counts[std::size_t(k)]; ++j) {
+                const int x = got->of(std::size_t(k), j, counts[std::size_t(k)]);
+                CHECK(x >= 1);
+                total += x;
+                most[std::size_t(k)] = std::max(most[std::size_t(k)], x);
+            }
+        CHECK(total == M);
+        CHECK(p.term(most) == doctest::Approx(got->terms.iteration).epsilon(1e-12));
     }
 }
 
@@ -243,45 +322,45 @@ TEST_CASE("zorse planner: tight memory takes more ministages; no plan is never a
         c.add_point(1, std::vector<layer_timing>(8, {milliseconds(k), milliseconds(2 * k), seconds{0}}));
         w.profiles.set_curve(name, 1, c);
     }
-    const auto r = zorse_planner().plan(w.pb());
+    const auto r = test::zorse_run(w.pb());
     REQUIRE(r.pl);
     CHECK(r.est.memory.fits());
     CHECK(r.ministages > 1);
     zorse_options one;
     one.max_ministages = 1;
-    CHECK_FALSE(zorse_planner(one).plan(w.pb()).pl);
+    CHECK_FALSE(test::zorse_run(w.pb(), one).pl);
     // An empty pool, or a group with fewer microbatches than GPUs at every size (a batch of one
     // sample, machines of two GPUs): no plan, with a note. (Four samples on eight GPUs do plan:
     // every group of two sees all four microbatches.)
     zorse_world none(0, 0, 16);
-    const auto e = zorse_planner().plan(none.pb());
+    const auto e = test::zorse_run(none.pb());
     CHECK_FALSE(e.pl);
     CHECK_FALSE(e.notes.empty());
-    CHECK(zorse_planner().plan(zorse_world(2, 2, 4).pb()).pl);
-    const auto tiny = zorse_planner().plan(zorse_world(2, 2, 1).pb());
+    CHECK(test::zorse_run(zorse_world(2, 2, 4).pb()).pl);
+    const auto tiny = test::zorse_run(zorse_world(2, 2, 1).pb());
     CHECK_FALSE(tiny.pl);
     CHECK_FALSE(tiny.notes.empty());
 }
 
 TEST_CASE("zorse planner: groupings given by hand are planned as given, and checked") {
     const zorse_world w(1, 1, 16);
-    const auto free = zorse_planner().plan(w.pb());
+    const auto free = test::zorse_run(w.pb());
     REQUIRE(free.pl);
     zorse_options own;
     own.partitions = {{{1}, {0}}};  // the planner's own groups, written in another order
-    const auto same = zorse_planner(own).plan(w.pb());
+    const auto same = test::zorse_run(w.pb(), own);
     REQUIRE(same.pl);
     CHECK(same.pl == free.pl);
     zorse_options one;
     one.partitions = {{{0, 1}}};  // every GPU in one group: a single stage of four workers
-    const auto r = zorse_planner(one).plan(w.pb());
+    const auto r = test::zorse_run(w.pb(), one);
     REQUIRE(r.pl);
     CHECK(r.pl->pipelines[0].stages.size() == 1);
     CHECK(r.pl->pipelines[0].stages[0].workers.size() == 4);
     CHECK(r.predicted.value >= free.predicted.value);
     zorse_options two;
     two.min_ministages = two.max_ministages = 2;
-    const auto s2 = zorse_planner(two).plan(w.pb());
+    const auto s2 = test::zorse_run(w.pb(), two);
     REQUIRE(s2.pl);
     CHECK(s2.ministages == 2);
     for (const auto& st : s2.pl->pipelines[0].stages) CHECK(st.layers.size() == 2);
@@ -289,7 +368,7 @@ TEST_CASE("zorse planner: groupings given by hand are planned as given, and chec
         zorse_options o;
         o.partitions = std::move(ps);
         try {
-            (void)zorse_planner(o).plan(w.pb());
+            (void)test::zorse_run(w.pb(), o);
         } catch (const input_error& e) {
             return std::string(e.what());
         }
@@ -300,5 +379,5 @@ TEST_CASE("zorse planner: groupings given by hand are planned as given, and chec
     CHECK(error_of({{{0, 1}}, {{0}, {7}}}).find("partitions[1] names machine 7; the pool has 2") != std::string::npos);
     zorse_options bad;
     bad.min_ministages = 0;
-    CHECK_THROWS_AS((void)zorse_planner(bad).plan(w.pb()), input_error);
+    CHECK_THROWS_AS((void)test::zorse_run(w.pb(), bad), input_error);
 }

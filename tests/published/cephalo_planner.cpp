@@ -10,6 +10,7 @@
 #include "data_dir.hpp"
 #include "hetplan/io.hpp"
 #include "hetplan/planners/cephalo.hpp"
+#include "../planner_outcomes.hpp"
 
 using namespace hetplan;
 
@@ -25,7 +26,7 @@ struct fsdp_cluster : io::cephalo::world {
 fsdp_cluster cluster_a(const std::string& model_name, int batch) { return fsdp_cluster(io::cephalo::cluster_a(model_name, batch)); }
 fsdp_cluster cluster_b(const std::string& model_name, int batch) { return fsdp_cluster(io::cephalo::cluster_b(model_name, batch)); }
 
-std::string describe(const fsdp_cluster& c, const cephalo_result& r) {
+std::string describe(const fsdp_cluster& c, const test::cephalo_outcome& r) {
     std::ostringstream os;
     os << r.throughput() * c.job.global_batch << " samples/s, search " << r.elapsed.value * 1e3 << " ms, uneven units " << r.uneven_units
        << ", peak utilisation " << r.utilisation << ";";
@@ -43,8 +44,8 @@ std::string describe(const fsdp_cluster& c, const cephalo_result& r) {
 /// Plans `c` and compares the predicted samples/s with the paper's measured `paper`: the models
 /// leave out framework overheads, so they predict more than was measured; a unit or scaling
 /// error would leave the band [0.95, most] (docs/reproduction.md).
-cephalo_result plan_against_paper(const fsdp_cluster& c, const char* name, double paper, double most) {
-    const auto r = cephalo_planner(c.opt).plan(c.pb());
+test::cephalo_outcome plan_against_paper(const fsdp_cluster& c, const char* name, double paper, double most) {
+    const auto r = test::cephalo_run(c.pb(), c.opt);
     REQUIRE(r.pl);
     const double ours = r.throughput() * c.job.global_batch;
     MESSAGE(std::string(name) << " batch " << c.job.global_batch << ": paper " << paper << ", predicted " << ours << " (x" << ours / paper
@@ -61,7 +62,7 @@ TEST_CASE("Cluster A, batch 256: the A6000 takes the largest batch and state, th
     for (const std::string name : {"deepspeedvit_g", "deepspeedllama_3b"}) {
         CAPTURE(name);
         const auto c = cluster_a(name, 256);
-        const auto r = cephalo_planner(c.opt).plan(c.pb());
+        const auto r = test::cephalo_run(c.pb(), c.opt);
         REQUIRE(r.pl);
         MESSAGE(name << ": " << describe(c, r));
         CHECK(r.est.memory.fits());
@@ -143,7 +144,7 @@ TEST_CASE("ablation (§4.4, Fig. 7): Cephalo beats even FSDP, compute-only and m
             CAPTURE(name);
             CAPTURE(batch);
             const auto c = cluster_a(name, batch);
-            const auto r = cephalo_planner(c.opt).plan(c.pb());
+            const auto r = test::cephalo_run(c.pb(), c.opt);
             REQUIRE(r.pl);
             const auto even = cephalo_baseline(c.pb(), fsdp_balance::even, c.opt);
             const auto cb = cephalo_baseline(c.pb(), fsdp_balance::compute_only, c.opt);

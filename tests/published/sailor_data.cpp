@@ -136,7 +136,7 @@ reference independent(const world& w, const std::vector<std::pair<int, int>>& ra
 void check_against_reference(const world& w, const std::vector<std::pair<int, int>>& ranges, const std::vector<std::string>& gpus, int tp,
                              int dp, int mbs) {
     const plan pl = uniform(w, ranges, gpus, tp, dp, mbs);
-    const auto rep = validate(w.pb(), pl);
+    const auto rep = validate(w.pb(), pl, sailor_memory_model{});
     CHECK_MESSAGE(rep.ok(), rep.summary());
     const estimate e = simulator<>{}.run(w.pb(), pl);
     const reference r = independent(w, ranges, gpus, tp, dp, mbs);
@@ -266,11 +266,11 @@ TEST_CASE("monotonicity on published data") {
 TEST_CASE("GPT-Neo-2.7 on one V100-16 runs out of memory; a split plan fits") {
     const world w("GPT-Neo-2.7", 2048);
     const plan single = uniform(w, {{0, 34}}, {"V100-16"}, 1, 1, 1);
-    const auto bad = validate(w.pb(), single);
+    const auto bad = validate(w.pb(), single, sailor_memory_model{});
     CHECK(bad.has(violation_kind::memory));
     MESSAGE(bad.summary());
     const plan split = uniform(w, {{0, 9}, {9, 17}, {17, 26}, {26, 34}}, {"V100-16", "V100-16", "V100-16", "V100-16"}, 4, 2, 1);
-    const auto good = validate(w.pb(), split);
+    const auto good = validate(w.pb(), split, sailor_memory_model{});
     CHECK_MESSAGE(good.ok(), good.summary());
 }
 

@@ -21,7 +21,7 @@ io::sailor::world load(const std::string& model, const std::vector<std::string>&
 }
 
 
-bool uses(const planned& c, gpu_type_id g) {
+bool uses(const ranked_plan& c, gpu_type_id g) {
     bool any = false;
     c.pl.for_each_worker([&](std::size_t, std::size_t, std::size_t, const worker_group& w) { any = any || w.gpu == g; });
     return any;
@@ -32,15 +32,20 @@ bool uses(const planned& c, gpu_type_id g) {
 namespace {
 
 /// The same search with only the first GPU type (A100) available.
-planner_result a100_only(const io::sailor::world& w, const sailor_options& opt = {}) {
+plan_result a100_only(const io::sailor::world& w) {
     resource_pool pool = w.hw.pool;
     for (std::size_t z = 0; z < w.hw.zones.size(); ++z)
         for (std::size_t g = 1; g < w.hw.gpus.size(); ++g) pool.set(gpu_type_id{g}, zone_id{z}, 0);
-    return sailor_planner(opt).plan(w.pb(), pool);
+    return sailor_planner<>().plan(w.pb(), pool);
 }
 
-std::string describe(const io::sailor::world& w, const planned& c) {
-    std::string s = "P" + std::to_string(c.P) + " D" + std::to_string(c.D) + " mbs" + std::to_string(c.mbs) + ", " +
+/// Pipeline degree, data-parallel degree (stage 0's replicas) and microbatch size of a Sailor plan.
+int P_of(const ranked_plan& c) { return static_cast<int>(c.pl.pipelines[0].stages.size()); }
+int D_of(const ranked_plan& c) { return static_cast<int>(c.pl.pipelines[0].stages[0].workers.size()); }
+int mbs_of(const ranked_plan& c) { return c.pl.pipelines[0].stages[0].workers[0].microbatch_size; }
+
+std::string describe(const io::sailor::world& w, const ranked_plan& c) {
+    std::string s = "P" + std::to_string(P_of(c)) + " D" + std::to_string(D_of(c)) + " mbs" + std::to_string(mbs_of(c)) + ", " +
                     std::to_string(c.gpus()) + " GPUs, " + std::to_string(c.throughput()) + " it/s, " +
                     std::to_string(c.cost().value) + " USD/it:";
     for (const auto& st : c.pl.pipelines[0].stages) {
@@ -59,35 +64,34 @@ TEST_CASE("item 1: OPT-350 on 128 A100 + 128 V100, maximum throughput, uses A100
     auto w = load("OPT-350", {"A100-40", "V100-16"}, {"us-central1-a"});
     w.hw.pool.set(gpu_type_id{0}, zone_id{0}, 128);
     w.hw.pool.set(gpu_type_id{1}, zone_id{0}, 128);
-    sailor_planner planner;
+    sailor_planner<> planner;
     const auto r = planner.plan(w.pb());
     REQUIRE(r.best());
     test::check_all_valid(w.pb(), r);
-    const planned& best = *r.best();
+    const ranked_plan& best = *r.best();
     MESSAGE("item 1, global batch " << w.job.global_batch << ": " << describe(w, best));
     CHECK_FALSE(uses(best, gpu_type_id{1}));
     // The public implementation's plan (peers.md): PP1 TP4 DP32, 2.47 s per iteration.
-    CHECK(best.P == 1);
-    CHECK(best.D == 32);
+    CHECK(P_of(best) == 1);
+    CHECK(D_of(best) == 32);
     CHECK(best.pl.pipelines[0].stages[0].workers[0].tp == 4);
     CHECK(best.iteration().value == doctest::Approx(2.47).epsilon(0.01));
 
     // The straightforward search (no floors) returns the same plans (pipelines up to 4 stages
     // keep it short).
     sailor_options shallow;
-    shallow.max_pipeline_degree = 4;
-    const auto fast = sailor_planner(shallow).plan(w.pb());
-    shallow.branch_and_bound = false;
-    const auto plain = sailor_planner(shallow).plan(w.pb());
-    REQUIRE(fast.ranked.size() == plain.ranked.size());
-    for (std::size_t k = 0; k < fast.ranked.size(); ++k) CHECK(fast.ranked[k].pl == plain.ranked[k].pl);
+    shallow.space.max_pipeline_degree = 4;
+    const auto fast = sailor_planner<>(shallow).plan(w.pb());
+    const auto plain = sailor_planner<>(shallow).straightforward().plan(w.pb());
+    REQUIRE(fast.plans.size() == plain.plans.size());
+    for (std::size_t k = 0; k < fast.plans.size(); ++k) CHECK(fast.plans[k].pl == plain.plans[k].pl);
 }
 
 TEST_CASE("item 1 at global batch 2048: adding V100s never lowers throughput") {
     auto w = load("OPT-350", {"A100-40", "V100-16"}, {"us-central1-a"}, 2048);
     w.hw.pool.set(gpu_type_id{0}, zone_id{0}, 128);
     w.hw.pool.set(gpu_type_id{1}, zone_id{0}, 128);
-    const auto r = sailor_planner().plan(w.pb());
+    const auto r = sailor_planner<>().plan(w.pb());
     const auto a = a100_only(w);
     REQUIRE(r.best());
     REQUIRE(a.best());
@@ -102,7 +106,7 @@ TEST_CASE("item 2: GPT-Neo-2.7 on A100 + V100, maximum throughput, a valid plan 
         w.hw.pool.set(gpu_type_id{0}, zone_id{0}, na);
         w.hw.pool.set(gpu_type_id{1}, zone_id{0}, nv);
         CAPTURE(na);
-        const auto r = sailor_planner().plan(w.pb());
+        const auto r = sailor_planner<>().plan(w.pb());
         const auto a = a100_only(w);
         REQUIRE(r.best());
         REQUIRE(a.best());
@@ -120,14 +124,14 @@ TEST_CASE("item 3: geo-distributed A100s, 4 zones of us-central1 + us-west1-b (S
         auto w = load("OPT-350", {"A100-40"}, zones);
         for (std::size_t z = 0; z < zones.size(); ++z) w.hw.pool.set(gpu_type_id{0}, zone_id{z}, per_zone);
         CAPTURE(per_zone);
-        const auto r = sailor_planner().plan(w.pb());
+        const auto r = sailor_planner<>().plan(w.pb());
         resource_pool central = w.hw.pool;
         central.set(gpu_type_id{0}, zone_id{4}, 0);
-        const auto one = sailor_planner().plan(w.pb(), central);
+        const auto one = sailor_planner<>().plan(w.pb(), central);
         REQUIRE(r.best());
         REQUIRE(one.best());
         test::check_all_valid(w.pb(), r);
-        const planned& best = *r.best();
+        const ranked_plan& best = *r.best();
         MESSAGE("item 3, " << per_zone << " A100 per zone: " << describe(w, best));
         std::set<std::size_t> regions;
         for (const auto& st : best.pl.pipelines[0].stages) {
@@ -147,16 +151,12 @@ TEST_CASE("item 4: two zones x (128 A100 + 128 V100), OPT-350, constrained objec
     for (std::size_t z = 0; z < 2; ++z)
         for (std::size_t g = 0; g < 2; ++g) w.hw.pool.set(gpu_type_id{g}, zone_id{z}, 128);
     SUBCASE("minimum cost with at least 0.2 iterations/s") {
-        sailor_options opt;
-        opt.target = objective::cost;
-        opt.min_throughput = 0.2;
-        sailor_planner planner(opt);
-        const auto r = planner.plan(w.pb());
+        const auto r = sailor_planner<>().plan(w.pb(), plan_request<min_cost>{.objective = {{{}, 0.2}}});
         REQUIRE(r.best());
         test::check_all_valid(w.pb(), r);
-        const planned& best = *r.best();
+        const ranked_plan& best = *r.best();
         CHECK(best.throughput() >= 0.2);
-        MESSAGE("min cost: " << best.gpus() << " GPUs, P" << best.P << " D" << best.D << ", " << best.throughput() << " it/s, "
+        MESSAGE("min cost: " << best.gpus() << " GPUs, P" << P_of(best) << " D" << D_of(best) << ", " << best.throughput() << " it/s, "
                              << best.cost().value << " USD/it (paper: 64 A100 in one zone)");
         // Paper: 64 A100s in a single zone.
         CHECK_FALSE(uses(best, gpu_type_id{1}));
@@ -166,15 +166,12 @@ TEST_CASE("item 4: two zones x (128 A100 + 128 V100), OPT-350, constrained objec
         CHECK(zones.size() == 1);
     }
     SUBCASE("maximum throughput with at most 1.2 USD/iteration") {
-        sailor_options opt;
-        opt.max_cost = usd{1.2};
-        sailor_planner planner(opt);
-        const auto r = planner.plan(w.pb());
+        const auto r = sailor_planner<>().plan(w.pb(), plan_request<>{.objective = {{1.2, {}}}});
         REQUIRE(r.best());
         test::check_all_valid(w.pb(), r);
-        const planned& best = *r.best();
+        const ranked_plan& best = *r.best();
         CHECK(best.cost().value <= 1.2);
-        MESSAGE("max throughput: " << best.gpus() << " GPUs, P" << best.P << " D" << best.D << ", " << best.throughput() << " it/s, "
+        MESSAGE("max throughput: " << best.gpus() << " GPUs, P" << P_of(best) << " D" << D_of(best) << ", " << best.throughput() << " it/s, "
                                    << best.cost().value << " USD/it (paper: 256 A100, TP4, DP64, both zones)");
     }
 }
@@ -183,17 +180,15 @@ TEST_CASE("item 4 at global batch 2048: the paper's budgeted plan, 256 A100 over
     auto w = load("OPT-350", {"A100-40", "V100-16"}, {"us-central1-a", "us-central1-b"}, 2048);
     for (std::size_t z = 0; z < 2; ++z)
         for (std::size_t g = 0; g < 2; ++g) w.hw.pool.set(gpu_type_id{g}, zone_id{z}, 128);
-    sailor_options opt;
-    opt.max_cost = usd{1.2};
-    const auto r = sailor_planner(opt).plan(w.pb());
+    const auto r = sailor_planner<>().plan(w.pb(), plan_request<>{.objective = {{1.2, {}}}});
     REQUIRE(r.best());
     test::check_all_valid(w.pb(), r);
-    const planned& best = *r.best();
+    const ranked_plan& best = *r.best();
     MESSAGE("item 4 budget, global batch 2048: " << describe(w, best));
     CHECK(best.cost().value <= 1.2);
     CHECK_FALSE(uses(best, gpu_type_id{1}));
     CHECK(best.gpus() == 256);
-    CHECK(best.P == 1);
-    CHECK(best.D == 64);
+    CHECK(P_of(best) == 1);
+    CHECK(D_of(best) == 64);
     CHECK(best.pl.pipelines[0].stages[0].workers[0].tp == 4);
 }

@@ -7,9 +7,7 @@
 /// Models shipped: sailor_money_model (GPU-hours plus cross-zone traffic).
 #include <concepts>
 
-#include "hetplan/cost/breakdown.hpp"
-#include "hetplan/cost/problem.hpp"
-#include "hetplan/plan/plan.hpp"
+#include "hetplan/core/fwd.hpp"
 
 namespace hetplan::concepts {
 

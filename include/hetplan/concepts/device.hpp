@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "hetplan/core/units.hpp"
-#include "hetplan/workload/dtype.hpp"
+#include "hetplan/core/dtype.hpp"
 
 namespace hetplan::concepts {
 

@@ -11,7 +11,7 @@
 #include <concepts>
 
 #include "hetplan/concepts/link.hpp"
-#include "hetplan/hardware/endpoint.hpp"
+#include "hetplan/core/endpoint.hpp"
 
 namespace hetplan::concepts {
 

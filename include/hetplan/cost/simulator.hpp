@@ -7,14 +7,9 @@
 #include "hetplan/cost/memory/sailor.hpp"
 #include "hetplan/cost/money/sailor.hpp"
 #include "hetplan/cost/time/sailor.hpp"
+#include "hetplan/plan/estimate.hpp"
 
 namespace hetplan {
-
-struct estimate {
-    memory_report memory;
-    time_report time;
-    money_report money;
-};
 
 template <class MemoryModel = sailor_memory_model, class TimeModel = sailor_time_model,
           class CostModel = sailor_money_model>
@@ -22,6 +17,10 @@ struct simulator {
     static_assert(concepts::check_memory_model<MemoryModel>());
     static_assert(concepts::check_time_model<TimeModel>());
     static_assert(concepts::check_cost_model<CostModel>());
+
+    using memory_type = MemoryModel;
+    using time_type = TimeModel;
+    using money_type = CostModel;
 
     MemoryModel memory{};
     TimeModel time{};

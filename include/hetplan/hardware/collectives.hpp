@@ -70,6 +70,12 @@ seconds ring_reduce_scatter(int n, bytes size, const L& link) {
     return ring_steps(n, size, 1.0 * (n - 1), link);
 }
 
+/// Bytes a ring all-reduce of `size` over n participants sends along each ring edge: 2(n-1)
+/// chunks of size/n (what cross-zone edges pay for, Sailor §4.3).
+inline bytes ring_all_reduce_bytes_per_edge(int n, bytes size) {
+    return n <= 1 ? bytes{0} : size * (2.0 * double(n - 1) / double(n));
+}
+
 /// Splits a large all-reduce into buckets, as DeepSpeed/PyTorch DDP do (Sailor uses 500 MB):
 /// each bucket is a separate ring all-reduce, so the per-message bandwidth is that of a
 /// bucket's chunk rather than of the whole tensor.

@@ -6,7 +6,7 @@
 
 #include "hetplan/concepts/device.hpp"
 #include "hetplan/core/units.hpp"
-#include "hetplan/workload/dtype.hpp"
+#include "hetplan/core/dtype.hpp"
 
 namespace hetplan {
 

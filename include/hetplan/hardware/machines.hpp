@@ -23,23 +23,25 @@ struct machine {
     friend bool operator==(const machine&, const machine&) = default;
 };
 
-/// Every machine with GPUs in the pool, by GPU type, then zone, then node.
-[[nodiscard]] inline std::vector<machine> machines_of(const cluster& hw) {
+/// Every machine with GPUs in `pool` (the cluster's own by default), by GPU type, then zone,
+/// then node.
+[[nodiscard]] inline std::vector<machine> machines_of(const cluster& hw, const resource_pool& pool) {
     std::vector<machine> out;
     for (std::size_t g = 0; g < hw.gpus.size(); ++g)
         for (std::size_t z = 0; z < hw.zones.size(); ++z) {
             const gpu_type_id gid{g};
-            int left = hw.pool.available(gid, zone_id{z});
+            int left = pool.available(gid, zone_id{z});
             const int per = hw.gpus_per_node(gid);
             for (int k = 0; left > 0; ++k, left -= per) out.push_back({gid, zone_id{z}, k, std::min(left, per)});
         }
     return out;
 }
+[[nodiscard]] inline std::vector<machine> machines_of(const cluster& hw) { return machines_of(hw, hw.pool); }
 
 /// Node `index` of a type in a zone, with the pool's GPUs on it (0 beyond the last node).
-[[nodiscard]] inline machine machine_at(const cluster& hw, gpu_type_id gpu, zone_id zone, int index) {
+[[nodiscard]] inline machine machine_at(const cluster& hw, const resource_pool& pool, gpu_type_id gpu, zone_id zone, int index) {
     const int per = hw.gpus_per_node(gpu);
-    const int left = hw.pool.available(gpu, zone) - index * per;
+    const int left = pool.available(gpu, zone) - index * per;
     return {gpu, zone, index, std::max(0, std::min(per, left))};
 }
 

@@ -12,7 +12,7 @@
 
 #include "hetplan/concepts/network.hpp"
 #include "hetplan/core/error.hpp"
-#include "hetplan/hardware/endpoint.hpp"
+#include "hetplan/core/endpoint.hpp"
 #include "hetplan/hardware/links.hpp"
 
 namespace hetplan {

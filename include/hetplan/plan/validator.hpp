@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "hetplan/concepts/memory_model.hpp"
-#include "hetplan/cost/memory/sailor.hpp"
-#include "hetplan/cost/problem.hpp"
+#include "hetplan/plan/estimate.hpp"
+#include "hetplan/plan/problem.hpp"
 #include "hetplan/plan/plan.hpp"
 
 namespace hetplan {
@@ -67,8 +67,10 @@ inline bool packs_into_nodes(std::vector<int> groups, int available, int per_nod
 }
 }  // namespace detail
 
-template <class MemoryModel = sailor_memory_model>
-validation_report validate(const problem& pb, const plan& pl, const MemoryModel& mm = {}) {
+/// Every violation of `pl`; the memory check uses `mm`, the memory model of the planner or
+/// simulator at hand (each paper brings its own, so none is assumed).
+template <class MemoryModel>
+validation_report validate(const problem& pb, const plan& pl, const MemoryModel& mm) {
     static_assert(concepts::check_memory_model<MemoryModel>());
     validation_report rep;
     auto add = [&](violation_kind k, std::string m) { rep.violations.push_back({k, std::move(m)}); };
@@ -156,7 +158,7 @@ validation_report validate(const problem& pb, const plan& pl, const MemoryModel&
         const zone_id z{key.second};
         int used = 0;
         for (int t : sizes) used += t;
-        const int avail = pb.hw.pool.available(g, z);
+        const int avail = pb.pool().available(g, z);
         const std::string what = pb.hw.gpu(g).type_name + " in " + pb.hw.zone(z).name;
         if (used > avail)
             add(violation_kind::capacity, "plan uses " + std::to_string(used) + " " + what + ", the pool offers " + std::to_string(avail));

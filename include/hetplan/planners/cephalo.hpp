@@ -4,9 +4,9 @@
 //   memory    cephalo_memory_model (M_state + M_compute(m), 80% usable; §2.3, §3.2)
 //   compute   search::fast_batch_dp / straightforward_batch_dp (Eq. 4, constraints I-III)
 //   state     even when it fits, else search::water_fill (greedy partition; §2.4), and
-//             search::unit_shards (§3.3)
+//             unit_shards (§3.3)
 //   time      cephalo_time_model (FSDP layered gradient accumulation, Eqs. 2-3)
-//   check     validate()
+//   check     validate(), in search::search_run, which also ranks by the request's objective
 // The plan: one stage holding every layer, one worker per GPU with its own microbatch size,
 // microbatch count and share of the (ZeRO-3) state.
 #include <algorithm>
@@ -20,7 +20,10 @@
 #include "hetplan/cost/money/sailor.hpp"
 #include "hetplan/cost/simulator.hpp"
 #include "hetplan/cost/time/cephalo.hpp"
+#include "hetplan/concepts/planner.hpp"
+#include "hetplan/cost/fsdp_units.hpp"
 #include "hetplan/plan/validator.hpp"
+#include "hetplan/search/run.hpp"
 #include "hetplan/search/fsdp/batch_dp.hpp"
 #include "hetplan/search/fsdp/state_partition.hpp"
 
@@ -30,25 +33,13 @@ using cephalo_simulator = simulator<cephalo_memory_model, cephalo_time_model, sa
 
 struct cephalo_options {
     double usable_fraction = 0.8;                    ///< §3.2: memory use capped at 80%
-    std::optional<compute_memory_fit> compute_memory; ///< profiled M_compute; empty: analytical
+    std::optional<compute_memory_fit> compute_memory{}; ///< profiled M_compute; empty: analytical
     int max_microbatch = 64;                         ///< largest microbatch size considered
     bool straightforward = false;                    ///< Eq. 4 literally (tests, benchmark reference)
     cephalo_time_model time{};                       ///< Eqs. 2-3; its uneven overhead also prices the DP
     /// Beyond the paper: when all units are alike, also minimise Eqs. 2-3 exactly
     /// (search::separate_maxima_batch_search) and keep whichever plan is faster.
     bool separate_maxima = true;
-};
-
-struct cephalo_result {
-    std::optional<plan> pl;          ///< empty when nothing fits
-    estimate est;
-    search::batch_assignment assignment;
-    int uneven_units = 0;            ///< FSDP units sharded unevenly (§3.3)
-    double utilisation = 0;          ///< highest memory use / usable memory after the state split
-    seconds elapsed{};
-    std::vector<std::string> notes;
-
-    [[nodiscard]] double throughput() const { return pl && est.time.iteration.value > 0 ? 1.0 / est.time.iteration.value : 0.0; }
 };
 
 /// GPUs of the pool in worker order (type, then zone), and the DP's view of each type.
@@ -89,7 +80,7 @@ struct cephalo_inputs {
     std::vector<int> largest;  // largest microbatch size per kept type (II)
     for (std::size_t g = 0; g < pb.hw.gpus.size(); ++g) {
         const gpu_type_id gid{g};
-        const int count = pb.hw.pool.total(gid);
+        const int count = pb.pool().total(gid);
         if (count == 0) continue;
         int m = 0;
         while (m < std::min(opt.max_microbatch, B) && in.memory.at(m + 1) <= usable(gid)) ++m;
@@ -102,7 +93,7 @@ struct cephalo_inputs {
         in.types.push_back(gid);
         largest.push_back(m);
         for (std::size_t z = 0; z < pb.hw.zones.size(); ++z)
-            for (int k = 0; k < pb.hw.pool.available(gid, zone_id{z}); ++k) in.workers.emplace_back(gid, zone_id{z});
+            for (int k = 0; k < pb.pool().available(gid, zone_id{z}); ++k) in.workers.emplace_back(gid, zone_id{z});
     }
     const int N = static_cast<int>(in.workers.size());
     const std::size_t L = pb.model.layers.size();
@@ -128,7 +119,7 @@ struct cephalo_inputs {
     });
     for (std::size_t t = 0; t < in.types.size(); ++t) {
         const gpu_type_id gid = in.types[t];
-        const int count = pb.hw.pool.total(gid);
+        const int count = pb.pool().total(gid);
         usable_sum += usable(gid).value * count;
         worker_group probe{gid, zone_id{0}, 1, 1, 1, 1.0, -1};
         // Algorithm 1: the uneven collectives when an even share of the state does not fit next
@@ -184,66 +175,59 @@ struct cephalo_inputs {
     return pl;
 }
 
+template <class Solver = search::eq4_batch_dp>
 class cephalo_planner {
 public:
-    explicit cephalo_planner(cephalo_options opt = {}) : opt_(std::move(opt)) {}
+    explicit cephalo_planner(cephalo_options opt = {}) : opt_(std::move(opt)) { solver_.straightforward = opt_.straightforward; }
 
-    [[nodiscard]] cephalo_result plan(const problem& pb) const {
-        const auto t0 = std::chrono::steady_clock::now();
-        cephalo_result out;
-        const cephalo_inputs in = make_cephalo_inputs(pb, opt_, out.notes);
-        const int N = in.dp.gpus();
-        if (N == 0) {
-            out.notes.push_back("no GPU in the pool can take part");
-            out.elapsed = since(t0);
-            return out;
-        }
-        if (N > pb.job.global_batch)
-            out.notes.push_back("global batch " + std::to_string(pb.job.global_batch) + " < " + std::to_string(N) +
-                                " GPUs: every GPU needs at least one sample");
-        const auto a = opt_.straightforward ? search::straightforward_batch_dp(in.dp) : search::fast_batch_dp(in.dp);
-        if (!a) {
-            out.notes.push_back("no assignment meets the memory constraints (Cephalo §2.4, I-III)");
-            out.elapsed = since(t0);
-            return out;
-        }
-        priced best = place_state(pb, in, *a);
-        out.assignment = *a;
-        if (opt_.separate_maxima && in.units)
-            if (const auto b = search::separate_maxima_batch_search(in.dp, *in.units, search::separate_maxima_time(in.dp, *in.units, *a))) {
-                priced other = place_state(pb, in, *b);
-                if (other.est.time.iteration < best.est.time.iteration) {
-                    out.notes.push_back("Eqs. 2-3 minimised exactly: " +
-                                        std::to_string(100.0 * (best.est.time.iteration / other.est.time.iteration - 1.0)) +
-                                        "% faster than Eq. 4's assignment");
-                    best = std::move(other);
-                    out.assignment = *b;
-                }
-            }
-        out.est = std::move(best.est);
-        out.utilisation = best.level.utilisation;
-        out.uneven_units = search::unit_shards(best.level.shares, pb.model.num_layers()).uneven;
-        const auto report = validate(pb, best.pl, cephalo_memory_model{in.memory});
-        if (!report.ok()) throw model_error("cephalo planner: its plan fails validation (a bug): " + report.summary());
-        out.pl = std::move(best.pl);
-        out.elapsed = since(t0);
-        return out;
-    }
-
+    [[nodiscard]] static constexpr std::string_view name() { return "cephalo"; }
     [[nodiscard]] const cephalo_options& options() const { return opt_; }
 
-private:
-    struct priced {
-        hetplan::plan pl;
-        estimate est;
-        search::water_level level;
-    };
+    /// One candidate, the pool: Eq. 4's assignment (and, with alike units, the exact Eqs. 2-3
+    /// optimum), each with its state split, priced and offered; the objective ranks them.
+    template <concepts::objective O, class... Hooks>
+    [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq) {
+        search::search_run run(pb, rq, 2);
+        std::vector<std::string> notes;
+        const cephalo_inputs in = make_cephalo_inputs(pb, opt_, notes);
+        for (auto& n : notes) run.note(std::move(n));
+        const int N = in.dp.gpus();
+        if (N == 0) run.note("no GPU in the pool can take part");
+        else if (N > pb.job.global_batch)
+            run.note("global batch " + std::to_string(pb.job.global_batch) + " < " + std::to_string(N) + " GPUs: every GPU needs at least one sample");
+        if (N == 0) return run.finish(std::string(name()));
+        run.candidate(in.dp);
+        const auto a = solver_.solve(pb, in.dp, run.objective(), {std::numeric_limits<double>::infinity(), &run.stop()});
+        const auto first = a ? offer(run, in, a->assignment, seconds{a->terms.iteration}, "Eq. 4's assignment") : std::nullopt;
+        run.solved(in.dp, a);
+        if (!a) {
+            if (run.stopping()) return run.finish(std::string(name()));
+            run.note("no assignment meets the memory constraints (Cephalo §2.4, I-III)");
+            return run.finish(std::string(name()));
+        }
+        if (opt_.separate_maxima && in.units) {
+            const double eq4 = search::separate_maxima_time(in.dp, *in.units, a->assignment);
+            if (const auto b = search::separate_maxima_batch_search(in.dp, *in.units, eq4, &run.stop())) {
+                const auto second = offer(run, in, *b, seconds{b->makespan}, "Eqs. 2-3's assignment");
+                const double before = first.value_or(0), after = second.value_or(0);
+                if (first && second && after < before)
+                    run.note("Eqs. 2-3 minimised exactly: " + std::to_string(100.0 * (before / after - 1.0)) + "% faster than Eq. 4's assignment");
+            }
+        }
+        if (run.stop().requested()) run.halt();
+        return run.finish(std::string(name()));
+    }
+    [[nodiscard]] plan_result plan(const problem& pb) { return plan(pb, plan_request<>{}); }
 
-    /// The plan of a batch assignment with its state split, simulated. §2.4: the state is split
-    /// to minimise the highest memory utilisation (water-filling). Its uneven units cost 15% more
-    /// communication (§2.3), which shows only where communication is exposed; so the even split,
-    /// where it fits, is kept when it is faster.
-    [[nodiscard]] priced place_state(const problem& pb, const cephalo_inputs& in, const search::batch_assignment& a) const {
+private:
+    /// The plan of a batch assignment with its state split (§2.4: water-filling, to minimise
+    /// the highest memory utilisation; its uneven units cost 15 % more communication, §2.3, which
+    /// shows only where communication is exposed, so the even split, where it fits, is kept when
+    /// it is faster), priced and offered.
+    template <class Run>
+    std::optional<double> offer(Run& run, const cephalo_inputs& in, const search::batch_assignment& a, seconds predicted,
+                                const std::string& what) const {
+        const problem& pb = run.pb();
         std::vector<double> used, cap;
         for (std::size_t i = 0; i < in.workers.size(); ++i) {
             used.push_back(in.memory.at(a.gpus[i].mbs).value);
@@ -252,31 +236,37 @@ private:
         const double state = cephalo_memory_model::state(pb).value;
         const double even = state / double(used.size());
         bool even_fits = true;
-        double even_use = 0;
-        for (std::size_t i = 0; i < used.size(); ++i) {
-            even_fits = even_fits && used[i] + even <= cap[i];
-            even_use = std::max(even_use, (used[i] + even) / cap[i]);
-        }
+        for (std::size_t i = 0; i < used.size(); ++i) even_fits = even_fits && used[i] + even <= cap[i];
         const cephalo_simulator sim{cephalo_memory_model{in.memory}, opt_.time, {}};
-        priced out;
-        out.level = search::water_fill(used, cap, state);
-        out.pl = make_fsdp_plan(pb, in.workers, a.gpus, out.level.shares, opt_.usable_fraction);
-        out.est = sim.run(pb, out.pl);
+        hetplan::plan pl = make_fsdp_plan(pb, in.workers, a.gpus, search::water_fill(used, cap, state).shares, opt_.usable_fraction);
+        estimate est = sim.run(pb, pl);
         if (even_fits) {
-            priced flat;
-            flat.level = {std::vector<double>(used.size(), 1.0 / double(used.size())), even_use};
-            flat.pl = make_fsdp_plan(pb, in.workers, a.gpus, flat.level.shares, opt_.usable_fraction);
-            flat.est = sim.run(pb, flat.pl);
-            if (flat.est.time.iteration < out.est.time.iteration) return flat;
+            hetplan::plan flat = make_fsdp_plan(pb, in.workers, a.gpus, std::vector<double>(used.size(), 1.0 / double(used.size())), opt_.usable_fraction);
+            estimate e = sim.run(pb, flat);
+            if (e.time.iteration < est.time.iteration) pl = std::move(flat), est = std::move(e);
         }
-        return out;
+        return run.offer(std::move(pl), est, predicted, sim.memory, what);
     }
 
-    static seconds since(std::chrono::steady_clock::time_point t0) {
-        return seconds{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
-    }
     cephalo_options opt_;
+    Solver solver_;
 };
+
+/// FSDP units of a one-stage plan sharded unevenly (§3.3).
+[[nodiscard]] inline int cephalo_uneven_units(const problem& pb, const plan& pl) {
+    std::vector<double> shares;
+    for (const auto& w : pl.pipelines.at(0).stages.at(0).workers) shares.push_back(w.state_share);
+    return unit_shards(shares, pb.model.num_layers()).uneven;
+}
+
+/// The highest memory use over usable memory of a priced plan.
+[[nodiscard]] inline double peak_utilisation(const estimate& e) {
+    double u = 0;
+    for (const auto& w : e.memory.workers) u = std::max(u, w.total / w.capacity);
+    return u;
+}
+
+static_assert(concepts::check_planner<cephalo_planner<>>());
 
 /// The baselines of Cephalo's ablation (§4.4), priced by the same models; they may not fit.
 enum class fsdp_balance {

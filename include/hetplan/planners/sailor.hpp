@@ -1,315 +1,220 @@
 #pragma once
-// Sailor's planner (Sailor §4.2): joint resource allocation and heterogeneous 3D parallelism.
-// A thin composition of hetplan pieces:
-//   enumeration  search/space.hpp          pipeline degrees, Sailor's layer partition, mbs, D
-//   pruning      search/prune/h1..h6       each switchable (Table 3 ablation)
-//   solver       search/solve/stage_dp.hpp Eq. 1 / Listing 1 with exact Pareto values
-//   pricing      simulator<>               Sailor's memory, time and money models (§4.3)
-//   check        validate()                every returned plan is valid, never out of memory
-// For each (P, mbs) the data-parallel degrees are scanned in H3/H4 order; for each D the stage
-// DP picks every stage's replicas (GPU type, TP, zone) from the pool; the plan it returns is
-// re-priced by the simulator, validated, and ranked by the objective under the constraint.
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cmath>
-#include <limits>
+// Sailor's planner (Sailor §4.2): joint resource allocation and heterogeneous 3D parallelism, as
+// a composition of search pieces, each a template parameter with the paper's choice as default:
+//   domain    cells of whole nodes per (GPU type, zone); H1 TP within a node; Zones: H6 merges
+//             a region's zones (search::h6_merge_zones) or keeps them (search::keep_zones)
+//   space     search::sailor_space: pipeline degree x microbatch size (Sailor's even partition)
+//   typing    Typing: Sailor's TP levels (search::pinned_tp) or every degree (search::free_tp)
+//   pruners   Pruners: a Hana tuple; the paper's H2 (memory fit) and H5 (one region per stage)
+//   strategy  Scan: data-parallel degrees by H3 / H4 (search::sailor_dp_order) or all of them
+//   bound     Bound: the instance's floors (exact branch and bound), or search::no_bound
+//   solver    Solver: the stage DP (Eq. 1), or search::exhaustive_solver
+//   pricing   Simulator: Sailor's memory, time and money models (§4.3) by default
+// Every plan is built, priced by the simulator and validated (search::search_run); the objective
+// (max_throughput, min_cost, a user's) comes with the request and enters the DP and the bound.
 #include <map>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
+#include "hetplan/concepts/planner.hpp"
 #include "hetplan/cost/simulator.hpp"
-#include "hetplan/plan/validator.hpp"
-#include "hetplan/planners/progress.hpp"
+#include "hetplan/search/bound/instance_floors.hpp"
 #include "hetplan/search/build_plan.hpp"
-#include "hetplan/search/cells.hpp"
+#include "hetplan/search/prune/all.hpp"
 #include "hetplan/search/prune/h1_tp_within_node.hpp"
-#include "hetplan/search/prune/h2_min_tp.hpp"
-#include "hetplan/search/prune/h3_decreasing_dp.hpp"
-#include "hetplan/search/prune/h4_increasing_dp.hpp"
-#include "hetplan/search/prune/h5_stage_in_one_region.hpp"
+#include "hetplan/search/prune/h2_memory_fit.hpp"
+#include "hetplan/search/prune/h5_one_region.hpp"
 #include "hetplan/search/prune/h6_merge_zones.hpp"
+#include "hetplan/search/run.hpp"
 #include "hetplan/search/solve/exhaustive.hpp"
 #include "hetplan/search/solve/stage_dp.hpp"
 #include "hetplan/search/space.hpp"
-#include "hetplan/search/stage_problem.hpp"
+#include "hetplan/search/strategy.hpp"
 
 namespace hetplan {
 
-using search::objective;
-
-/// Which of Sailor's heuristics (§4.2.1) are on; all off, the search is exact over its plan
-/// space. H1 (TP within a node) is part of the plan model and always holds. Degrees below
-/// H2's minimum never fit, so skipping them is always safe; `pin_tp` is H2 as the paper
-/// applies it (tp_ij precomputed, §4.2.2): one degree per (stage, type), the minimum raised to
-/// a per-type level, with every level tried. H3/H4, H5, H6 and inexact boundaries shrink the
-/// search and may miss the optimum.
-struct sailor_heuristics {
-    bool pin_tp = true;               ///< H2: one TP per (stage, type); levels enumerated
-    bool dp_order = true;             ///< H3 (throughput) / H4 (cost): scan D, stop early
-    bool stage_in_one_region = true;  ///< H5
-    bool merge_zones = true;          ///< H6
-    bool exact_boundaries = false;    ///< off: a boundary is bounded by its slowest cell pair
-
-    [[nodiscard]] static sailor_heuristics none() { return {false, false, false, false, true}; }
-};
-
+/// How Sailor's search looks at a problem (not what it wants: that is the request).
 struct sailor_options {
-    objective target = objective::throughput;
-    std::optional<usd> max_cost;             ///< per iteration
-    std::optional<double> min_throughput;    ///< iterations per second
-    sailor_heuristics heuristics{};
-    int max_pipeline_degree = 0;             ///< 0: up to the number of layers
-    std::vector<int> microbatch_sizes;       ///< empty: powers of two the profiles cover
-    std::size_t keep = 16;                   ///< length of the ranked list
-    /// The ranked list holds plans within this fraction of the best (one per instance); the
-    /// search is bounded by it, so a wider band costs search time.
-    double rank_within = 0.05;
-    const std::atomic<bool>* stop = nullptr; ///< set to stop early and keep the best so far
-    progress_callback progress;              ///< optional: told after every instance solved
-    bool exhaustive = false;                 ///< replace the stage DP by exhaustive search (tests)
-    /// Off: the straightforward search — every instance solved in full, no floors — which
-    /// returns the same plans (tests and the benchmark's reference).
-    bool branch_and_bound = true;
+    search::sailor_space space{};    ///< pipeline degrees and microbatch sizes
+    bool exact_boundaries = false;   ///< off: a pipeline boundary is bounded by its slowest cell pair in the DP
+    std::size_t keep = 16;           ///< ranked-list length that bounds the search (at least the request's top)
 };
 
-/// One planned configuration, simulated and validated.
-struct planned {
-    plan pl;
-    estimate est;
-    int P = 0, mbs = 0, D = 0;
-    seconds predicted{};  ///< the DP's own iteration time (equal to est's with exact pricing)
-
-    [[nodiscard]] seconds iteration() const { return est.time.iteration; }
-    [[nodiscard]] double throughput() const { return est.time.throughput(); }
-    [[nodiscard]] usd cost() const { return est.money.total; }
-    [[nodiscard]] int gpus() const {
-        int n = 0;
-        pl.for_each_worker([&](std::size_t, std::size_t, std::size_t, const worker_group& w) { n += w.tp; });
-        return n;
-    }
-};
-
-struct planner_stats {
-    std::size_t instances = 0;      ///< (P, mbs, D) solved by the stage DP
-    std::size_t dp_states = 0;
-    std::size_t compositions = 0;
-    std::size_t invalid = 0;        ///< DP plans the validator rejected (a bug if ever > 0)
-    bool stopped = false;           ///< the stop flag ended the search early
-    seconds elapsed{};
-};
-
-struct planner_result {
-    std::vector<planned> ranked;    ///< best first
-    planner_stats stats;
-    int ignored_gpus = 0;           ///< GPUs of partial nodes the search left out
-    std::vector<std::string> notes;
-
-    [[nodiscard]] const planned* best() const { return ranked.empty() ? nullptr : &ranked.front(); }
-};
-
-template <class Simulator = simulator<>>
+template <class Sim = simulator<>,
+          class Pruners = search::prune::all<search::h2_memory_fit<typename Sim::memory_type>, search::h5_one_region>,
+          class Solver = search::stage_dp<typename Sim::time_type>, class Bound = search::instance_floors,
+          class Scan = search::sailor_dp_order, class Zones = search::h6_merge_zones, class Typing = search::pinned_tp>
 class sailor_planner {
 public:
-    explicit sailor_planner(sailor_options opt = {}, Simulator sim = {})
-        : opt_(std::move(opt)), sim_(std::move(sim)), h2_(sim_.memory) {}
+    explicit sailor_planner(sailor_options opt = {}, Sim sim = {})
+        : sailor_planner(opt, sim, default_pruners(sim), default_solver(sim)) {}
+    sailor_planner(sailor_options opt, Sim sim, Pruners pruners, Solver solver, Bound bound = {}, Scan scan = {}, Zones zones = {},
+                   Typing typing = {})
+        : opt_(std::move(opt)), sim_(std::move(sim)), pruners_(std::move(pruners)), solver_(std::move(solver)), bound_(bound),
+          scan_(scan), zones_(zones), typing_(typing) {}
 
-    [[nodiscard]] const sailor_options& options() const { return opt_; }
-    sailor_options& options() { return opt_; }
+    [[nodiscard]] static constexpr std::string_view name() { return "sailor"; }
+    [[nodiscard]] const Sim& models() const { return sim_; }
+    [[nodiscard]] sailor_options& options() { return opt_; }
+    [[nodiscard]] const Solver& solver() const { return solver_; }
 
-    /// Plans on the cluster's own pool.
-    [[nodiscard]] planner_result plan(const problem& pb) { return run(pb); }
+    // Swap one piece, keep the others.
+    template <class P>
+    auto with_pruners(P p) const { return sailor_planner<Sim, P, Solver, Bound, Scan, Zones, Typing>(opt_, sim_, p, solver_, bound_, scan_, zones_, typing_); }
+    template <class S>
+    auto with_solver(S s) const { return sailor_planner<Sim, Pruners, S, Bound, Scan, Zones, Typing>(opt_, sim_, pruners_, s, bound_, scan_, zones_, typing_); }
+    template <class B>
+    auto with_bound(B b) const { return sailor_planner<Sim, Pruners, Solver, B, Scan, Zones, Typing>(opt_, sim_, pruners_, solver_, b, scan_, zones_, typing_); }
+    template <class S>
+    auto with_scan(S s) const { return sailor_planner<Sim, Pruners, Solver, Bound, S, Zones, Typing>(opt_, sim_, pruners_, solver_, bound_, s, zones_, typing_); }
+    template <class Z>
+    auto with_zones(Z z) const { return sailor_planner<Sim, Pruners, Solver, Bound, Scan, Z, Typing>(opt_, sim_, pruners_, solver_, bound_, scan_, z, typing_); }
+    template <class T>
+    auto with_typing(T t) const { return sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, T>(opt_, sim_, pruners_, solver_, bound_, scan_, zones_, t); }
 
-    /// Re-plans on another availability (same GPU types and zones); keeps H2's memory answers.
-    [[nodiscard]] planner_result plan(const problem& pb, const resource_pool& pool) {
-        cluster hw = pb.hw;
-        if (pool.gpu_types() != hw.gpus.size() || pool.zones() != hw.zones.size())
-            throw input_error("sailor planner: the pool has " + std::to_string(pool.gpu_types()) + " GPU types x " +
-                              std::to_string(pool.zones()) + " zones, the cluster " + std::to_string(hw.gpus.size()) + " x " +
-                              std::to_string(hw.zones.size()));
-        hw.pool = pool;
-        return run(problem{hw, pb.model, pb.job, pb.profiles});
-    }
+    /// The straightforward search (the tests' reference): no floors, neither for instances nor
+    /// inside the stage DP. It returns the same plans.
+    [[nodiscard]] auto straightforward() const { return with_bound(search::no_bound{}).with_solver(search::stage_dp<typename Sim::time_type>(sim_.time, false)); }
+    /// Exhaustive search in place of the stage DP (small instances only; tests).
+    [[nodiscard]] auto exhaustive() const { return with_solver(search::exhaustive_solver<Sim>(sim_)); }
 
-private:
-    planner_result run(const problem& pb) {
-        const auto t0 = std::chrono::steady_clock::now();
+    template <concepts::objective O, class... Hooks>
+    [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq) {
         pb.model.check();
         pb.job.check();
-        double memories = 0;  // a fingerprint of the GPU types' memory (re-planning copies the cluster)
-        for (std::size_t g = 0; g < pb.hw.gpus.size(); ++g) memories += double(g + 1) * pb.hw.gpus[g].memory_capacity.value;
-        const auto job_key = std::tuple(&pb.model, pb.model.num_layers(), pb.job.global_batch, pb.job.prec, pb.job.optimizer, memories);
-        if (job_key != last_job_) {
-            h2_.clear();  // H2's answers depend on the model, the job and GPU memory only
-            last_job_ = job_key;
+        search::search_run run(pb, rq, opt_.keep);
+        pruners_.begin(pb);
+        const domain d = make_domain(pb);
+        if (d.cells.ignored_gpus > 0) run.note(std::to_string(d.cells.ignored_gpus) + " GPUs of partial nodes were left out");
+        const std::size_t states = solver_stats().states, compositions = solver_stats().compositions;
+        for (const search::sailor_family& f : opt_.space.candidates(pb)) {
+            if (run.stopping()) break;
+            plan_family(run, d, f);
         }
-        planner_result out;
-        const bool money = opt_.target == objective::cost || opt_.max_cost.has_value();
-        const search::dp_goal goal{opt_.target, opt_.max_cost ? std::optional<double>(opt_.max_cost->value) : std::nullopt,
-                                   opt_.min_throughput};
+        run.stats().counters = {{"dp states", solver_stats().states - states}, {"compositions", solver_stats().compositions - compositions}};
+        return run.finish(std::string(name()));
+    }
+    [[nodiscard]] plan_result plan(const problem& pb) { return plan(pb, plan_request<>{}); }
+    /// Re-plans on another availability; the memoised memory answers (H2) survive.
+    [[nodiscard]] plan_result plan(const problem& pb, const resource_pool& pool) { return plan(pb.with_pool(pool)); }
 
+private:
+    struct domain {
+        search::cell_set cells;
+        std::vector<std::vector<int>> tps;  ///< TP degrees per search type (H1)
+        int gpus = 0;
+    };
+    using instance = search::stage_problem<Pruners>;
+
+    /// H2 with the simulator's memory model, and H5 (when Pruners is built of them).
+    [[nodiscard]] static Pruners default_pruners(const Sim& sim) {
+        using h2 = search::h2_memory_fit<typename Sim::memory_type>;
+        if constexpr (std::is_constructible_v<Pruners, h2, search::h5_one_region>) return Pruners(h2(sim.memory), search::h5_one_region{});
+        else return Pruners{};
+    }
+    /// The solver with the simulator's time model (or the whole simulator, for exhaustive search).
+    [[nodiscard]] static Solver default_solver(const Sim& sim) {
+        if constexpr (std::is_constructible_v<Solver, typename Sim::time_type>) return Solver(sim.time);
+        else if constexpr (std::is_constructible_v<Solver, Sim>) return Solver(sim);
+        else return Solver{};
+    }
+
+    [[nodiscard]] domain make_domain(const problem& pb) const {
         const search::h1_tp_within_node h1{};
-        search::cell_set cells = search::make_cells(pb.hw, pb.hw.pool, [&](gpu_type_id g) { return !h1(pb, g).empty(); });
-        if (opt_.heuristics.merge_zones) cells = search::h6_merge_zones{}(cells);
-        out.ignored_gpus = cells.ignored_gpus;
-        if (cells.ignored_gpus > 0)
-            out.notes.push_back(std::to_string(cells.ignored_gpus) + " GPUs of partial nodes were left out");
-        std::vector<std::vector<int>> tp_candidates;
-        std::vector<std::string> type_names;
-        for (gpu_type_id g : cells.types) {
-            tp_candidates.push_back(h1(pb, g));
-            type_names.push_back(pb.hw.gpu(g).type_name);
-        }
-        const auto groups = opt_.heuristics.stage_in_one_region ? search::h5_stage_in_one_region{}.groups(cells.cells)
-                                                                : search::all_cells_group(cells.cells);
-        int total = 0;
-        for (const auto& c : cells.cells) total += c.capacity;
-        const int L = pb.model.num_layers();
-        const auto mbs_list = opt_.microbatch_sizes.empty()
-                                  ? search::microbatch_sizes(pb.profiles, type_names, pb.job.global_batch)
-                                  : opt_.microbatch_sizes;
-        const int maxP = opt_.max_pipeline_degree > 0 ? std::min(opt_.max_pipeline_degree, L) : L;
-        search::stage_problem_options spo{std::nullopt, opt_.heuristics.exact_boundaries, money, {}, schedule_kind::one_f_one_b};
-        // TP levels (H2 pinned): one level for every type; each (stage, type) takes the smallest
-        // degree that fits at or above it. Levels are the degrees any type offers.
-        std::vector<std::optional<std::array<int, search::max_types>>> levels;
-        if (!opt_.heuristics.pin_tp) {
-            levels.emplace_back();
-        } else {
-            std::vector<int> all;
-            for (const auto& c : tp_candidates) all.insert(all.end(), c.begin(), c.end());
-            std::sort(all.begin(), all.end());
-            all.erase(std::unique(all.begin(), all.end()), all.end());
-            for (int l : all) {
-                std::array<int, search::max_types> lv{};
-                lv.fill(l);
-                levels.emplace_back(lv);
-            }
-        }
-        std::vector<planned> found;
-        std::vector<double> ranked;  // objectives (seconds or USD) of the best `keep` plans so far
-        dp_.reset_stats();
-        for (int P : search::pipeline_degrees(maxP, total)) {
-            const auto part = search::even_partition(L, P);
-            for (int mbs : mbs_list) {
-                if (stopped(out)) break;
-                if (pb.job.global_batch % mbs != 0) continue;
-                const auto times = search::time_stages(pb, cells, part, mbs, tp_candidates, sim_.time);
-                const int M = pb.job.global_batch / mbs;
-                std::vector<int> degrees;
-                for (int d : search::data_parallel_degrees(M, total / P)) degrees.push_back(d);
-                std::map<std::vector<std::uint16_t>, std::optional<double>> seen;
-                for (const auto& level : levels) {
-                spo.tp_level = level;
-                auto solve = [&](int D) -> std::optional<double> {
-                    if (stopped(out)) return std::nullopt;
-                    const auto sp = search::make_stage_problem(pb, cells, part, mbs, D, times, h2_, groups, spo, sim_.time.bucket);
-                    // Levels that resolve to the same degrees everywhere give the same instance.
-                    std::vector<std::uint16_t> sig{static_cast<std::uint16_t>(D)};  // 16-bit: GCC 12 -O3 warns on byte keys
-                    for (const auto& st : sp.stages)
-                        for (const auto& c : st.choices) sig.insert(sig.end(), c.tp.begin(), c.tp.end());
-                    if (auto it = seen.find(sig); it != seen.end()) return it->second;
-                    auto& memo = seen[sig];
-                    // Floors of every plan of the instance (prune/instance_bound.hpp).
-                    const double lb = sp.lower_bound_iteration();
-                    const double lb_cost = sp.lower_bound_cost();
-                    constexpr double over = 1 + search::bound_slack;
-                    const bool bnb = opt_.branch_and_bound && !opt_.exhaustive;
-                    if (bnb && (!std::isfinite(lb) || (opt_.min_throughput && lb * *opt_.min_throughput > over) ||
-                                (opt_.max_cost && lb_cost > opt_.max_cost->value * over)))
-                        return memo;
-                    search::dp_goal g = goal;
-                    g.floors = bnb;
-                    // Branch and bound (exact): an instance that cannot enter the ranked list
-                    // (within rank_within of the best so far, and better than the keep-th) is
-                    // skipped, or searched with that bound. Both read as "no plan" to the H3/H4
-                    // scan, which then goes on.
-                    std::optional<double> cut;
-                    if (!ranked.empty()) cut = ranked.front() * (1 + opt_.rank_within);
-                    if (ranked.size() >= opt_.keep) cut = std::min(*cut, ranked.back());
-                    if (cut && bnb) {
-                        const double floor = opt_.target == objective::throughput ? lb : lb_cost;
-                        if (floor > *cut * over) return memo;
-                        g.bound = *cut;
-                    }
-                    ++out.stats.instances;
-                    if (opt_.progress)
-                        opt_.progress({out.stats.instances, ranked.empty() ? std::numeric_limits<double>::infinity() : ranked.front(),
-                                       opt_.target == objective::throughput ? "s/iteration" : "USD/iteration"});
-                    const auto sol = opt_.exhaustive ? search::exhaustive_solve(sp, g, sim_) : dp_.solve(sp, g);
-                    if (!sol) return memo;  // nothing fits, or nothing can enter the list
-                    // The same rule after the fact, so the straightforward search (no bounds)
-                    // returns the same plans.
-                    const double reached = opt_.target == objective::throughput ? sol->iteration.value : sol->cost.value;
-                    if (cut && reached > *cut) return memo;
-                    planned c;
-                    c.pl = search::build_plan(sp, sol->stages);
-                    c.est = sim_.run(pb, c.pl);
-                    c.P = P;
-                    c.mbs = mbs;
-                    c.D = D;
-                    c.predicted = sol->iteration;
-                    const auto report = validate(pb, c.pl, sim_.memory);
-                    if (!report.ok()) {
-                        ++out.stats.invalid;
-                        out.notes.push_back("rejected P=" + std::to_string(P) + " mbs=" + std::to_string(mbs) + " D=" +
-                                            std::to_string(D) + ": " + report.summary());
-                        return std::nullopt;
-                    }
-                    if (!meets(c)) return std::nullopt;
-                    const double metric = opt_.target == objective::throughput ? c.throughput() : c.cost().value;
-                    const double objective_value = objective_of(c);
-                    ranked.insert(std::upper_bound(ranked.begin(), ranked.end(), objective_value), objective_value);
-                    if (ranked.size() > opt_.keep) ranked.pop_back();
-                    found.push_back(std::move(c));
-                    memo = metric;
-                    return metric;
-                };
-                if (!opt_.heuristics.dp_order) search::all_dp_degrees{}.scan(degrees, solve);
-                else if (opt_.target == objective::throughput) search::h3_decreasing_dp{}.scan(degrees, solve);
-                else search::h4_increasing_dp{}.scan(degrees, solve);
-                }
-            }
-        }
-        std::stable_sort(found.begin(), found.end(), [&](const planned& a, const planned& b) { return better(a, b); });
-        if (!found.empty()) {  // plans found before the best may lie outside its band
-            const double limit = objective_of(found.front()) * (1 + opt_.rank_within);
-            std::erase_if(found, [&](const planned& c) { return objective_of(c) > limit; });
-        }
-        if (found.size() > opt_.keep) found.resize(opt_.keep);
-        out.ranked = std::move(found);
-        out.stats.dp_states = dp_.stats().states;
-        out.stats.compositions = dp_.stats().compositions;
-        out.stats.elapsed = seconds{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
-        return out;
+        domain d{zones_(search::make_cells(pb.hw, pb.pool(), [&](gpu_type_id g) { return !h1(pb, g).empty(); })), {}, 0};
+        for (gpu_type_id g : d.cells.types) d.tps.push_back(h1(pb, g));
+        for (const auto& c : d.cells.cells) d.gpus += c.capacity;
+        return d;
+    }
+    [[nodiscard]] search::dp_stats solver_stats() const {
+        if constexpr (requires { solver_.stats(); }) return solver_.stats();
+        else return {};
+    }
+    template <class O>
+    [[nodiscard]] auto scan_for(const O&) const {
+        if constexpr (!std::is_same_v<Scan, search::sailor_dp_order>) return scan_;
+        else if constexpr (search::prefers_throughput<O>) return search::descending_until_worse{};
+        else return search::ascending_until_worse{};
     }
 
-    [[nodiscard]] bool stopped(planner_result& out) const {
-        if (opt_.stop && opt_.stop->load(std::memory_order_relaxed)) out.stats.stopped = true;
-        return out.stats.stopped;
+    /// One (P, mbs): its stage timings, then every TP level, each scanning the data-parallel degrees.
+    template <class Run>
+    void plan_family(Run& run, const domain& d, const search::sailor_family& f) {
+        const problem& pb = run.pb();
+        const auto times = search::time_stages(pb, d.cells, f.partition, f.mbs, d.tps, solver_.time_model(), memory_, schedule_kind::one_f_one_b);
+        std::vector<int> degrees;
+        for (int D : search::data_parallel_degrees(pb.job.global_batch / f.mbs, d.gpus / f.P)) degrees.push_back(D);
+        seen_.clear();
+        for (const search::tp_level& level : typing_.levels(d.tps))
+            scan_for(run.objective()).walk(degrees, [&](int D) { return step(run, d, f, times, level, D); });
     }
-    /// What the target minimises: seconds per iteration or USD per iteration.
-    [[nodiscard]] double objective_of(const planned& c) const {
-        return opt_.target == objective::throughput ? c.iteration().value : c.cost().value;
-    }
-    [[nodiscard]] bool meets(const planned& c) const {
-        if (opt_.max_cost && c.cost() > *opt_.max_cost) return false;
-        if (opt_.min_throughput && c.throughput() < *opt_.min_throughput) return false;
-        return true;
-    }
-    [[nodiscard]] bool better(const planned& a, const planned& b) const {
-        if (opt_.target == objective::throughput)
-            return a.iteration() < b.iteration() || (a.iteration() == b.iteration() && a.cost() < b.cost());
-        return a.cost() < b.cost() || (a.cost() == b.cost() && a.iteration() < b.iteration());
+
+    /// One instance (P, mbs, level, D): pruned, bounded, solved, built, priced, offered.
+    template <class Run>
+    step_outcome step(Run& run, const domain& d, const search::sailor_family& f, const search::stage_timings& times,
+                      const search::tp_level& level, int D) {
+        if (run.stopping()) return {std::nullopt, true};
+        const problem& pb = run.pb();
+        const search::sailor_instance inst{f.P, f.mbs, D, f.partition, &level};
+        run.candidate(inst);
+        if (!pruners_.keep(pb, inst, run.hooks())) return {std::nullopt, run.stopping()};
+        search::build_stage_problem(sp_, pb, d.cells, f.partition, f.mbs, D, times, pruners_, level, memory_, run.hooks());
+        sp_.exact_boundaries = opt_.exact_boundaries;
+        // Levels that resolve to the same degrees everywhere give the same instance.
+        std::vector<std::uint16_t> sig{static_cast<std::uint16_t>(D)};
+        for (const auto& st : sp_.menus())
+            for (const auto& c : st.choices) sig.insert(sig.end(), c.tp.begin(), c.tp.end());
+        auto [memo, fresh] = seen_.try_emplace(std::move(sig));
+        if (!fresh) return {memo->second, run.stopping()};
+        solver_.prepare(sp_);
+        constexpr bool bnb = !std::is_same_v<Bound, search::no_bound>;
+        const auto cut = run.cutoff();
+        objective_terms floor = bound_.floor(pb, sp_);
+        floor.iteration /= 1 + search::bound_slack, floor.usd /= 1 + search::bound_slack;
+        if (search::value_floor(run.objective(), floor) > cut.value_or(std::numeric_limits<double>::infinity())) {
+            run.pruned(inst, bound_);
+            return {std::nullopt, run.stopping()};
+        }
+        const auto sol = solver_.solve(pb, sp_, run.objective(), {bnb && cut ? *cut : std::numeric_limits<double>::infinity(), &run.stop()});
+        if (solver_.stopped()) run.halt();
+        // The same rule after the fact, so the straightforward search returns the same plans.
+        if (sol && !(cut && run.objective().value(sol->terms) > *cut)) {
+            hetplan::plan pl = search::build_plan(sp_, sol->stages);
+            const estimate est = sim_.run(pb, pl);
+            memo->second = run.offer(std::move(pl), est, sol->iteration, sim_.memory,
+                                     "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(D));
+        }
+        run.solved(inst, sol);
+        return {memo->second, run.stopping()};
     }
 
     sailor_options opt_;
-    Simulator sim_;
-    search::h2_min_tp<decltype(Simulator{}.memory)> h2_;
-    search::stage_dp dp_;
-    std::tuple<const model_spec*, int, int, precision, optimizer_kind, double> last_job_{};
+    Sim sim_;
+    Pruners pruners_;
+    Solver solver_;
+    Bound bound_;
+    Scan scan_;
+    Zones zones_;
+    Typing typing_;
+    memory_options memory_{};
+    instance sp_;  ///< reused: building an instance allocates nothing once warm
+    std::map<std::vector<std::uint16_t>, std::optional<double>> seen_;
 };
+
+/// Sailor's plan space searched exactly (Sailor §5.2's "DP only", Table 3): every TP degree
+/// that fits (no levels), every data-parallel degree (no H3/H4), zones apart (no H6), stages
+/// across regions (no H5), boundaries priced exactly. Branch and bound keeps it exact.
+template <class Sim = simulator<>>
+[[nodiscard]] auto exact_sailor_planner(sailor_options opt = {}, Sim sim = {}) {
+    opt.exact_boundaries = true;
+    return sailor_planner<Sim>(opt, sim)
+        .with_pruners(search::prune::all{search::h2_memory_fit<typename Sim::memory_type>(sim.memory)})
+        .with_typing(search::free_tp{})
+        .with_scan(search::exhaustive_walk{})
+        .with_zones(search::keep_zones{});
+}
+
+static_assert(concepts::check_planner<sailor_planner<>>());
 
 }  // namespace hetplan

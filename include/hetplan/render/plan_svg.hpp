@@ -15,7 +15,7 @@
 #include <tuple>
 #include <vector>
 
-#include "hetplan/cost/problem.hpp"
+#include "hetplan/plan/problem.hpp"
 #include "hetplan/cost/simulator.hpp"
 #include "hetplan/plan/plan.hpp"
 

@@ -5,6 +5,7 @@
 // fullest zone first, so a stage's replicas stay in as few zones as possible.
 #include <algorithm>
 #include <map>
+#include <span>
 #include <tuple>
 #include <vector>
 
@@ -13,8 +14,8 @@
 
 namespace hetplan::search {
 
-[[nodiscard]] inline plan build_plan(const stage_problem& sp, const std::vector<composition>& stages,
-                                     const memory_options& memory = {}, schedule_kind schedule = schedule_kind::one_f_one_b) {
+template <class SP>
+[[nodiscard]] plan build_plan(const SP& sp, std::span<const composition> stages, schedule_kind schedule = schedule_kind::one_f_one_b) {
     const auto& cells = sp.cells->cells;
     // Remaining GPUs per real zone behind each cell.
     std::vector<boost::container::small_vector<std::pair<zone_id, int>, 4>> zones;
@@ -22,7 +23,7 @@ namespace hetplan::search {
 
     plan pl;
     pl.schedule = schedule;
-    pl.memory = memory;
+    pl.memory = sp.memory;
     pipeline pipe;
     for (std::size_t i = 0; i < stages.size(); ++i) {
         stage st;

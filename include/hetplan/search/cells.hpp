@@ -2,7 +2,11 @@
 // What a search allocates: GPUs of one type in one zone ("cells", Sailor §4.2.2: resources as a
 // map of GPU types and zones), in worker order (zone, then type), counted in whole nodes.
 // H6 merges the zones of a region into one cell per type (see prune/h6_merge_zones.hpp).
+// Also the kinds of candidate a stage DP judges with pruners: a stage's typing (which GPU types
+// serve it, at which TP) and a stage's placement (the cells its replicas come from, as far as
+// the DP has chosen them).
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -10,6 +14,7 @@
 
 #include "hetplan/core/error.hpp"
 #include "hetplan/hardware/cluster.hpp"
+#include "hetplan/plan/plan.hpp"
 
 namespace hetplan::search {
 
@@ -30,6 +35,26 @@ struct cell_set {
     std::vector<resource_cell> cells;
     std::vector<gpu_type_id> types;
     int ignored_gpus = 0;    ///< GPUs of partial nodes, which the search leaves out
+};
+
+/// A typing of stage `stage` of a `stages`-stage pipeline: the TP degree of each GPU type that
+/// serves it (indexed like cell_set::types; 0 = absent).
+struct stage_typing {
+    int stage = 0, stages = 1;
+    layer_range layers{};
+    std::array<std::uint8_t, max_types> tp{};
+    std::uint8_t types = 0;  ///< mask of the types present
+    const cell_set* domain = nullptr;
+};
+
+/// The cells a stage's replicas come from (mask over domain->cells), as far as chosen: a
+/// partial candidate while the stage DP enumerates compositions. Pruners of placements must be
+/// monotone: once a placement is dropped, so is every placement with more cells.
+struct stage_placement {
+    int stage = 0;
+    std::uint32_t cells = 0;
+    std::uint8_t types = 0;  ///< the typing's types
+    const cell_set* domain = nullptr;
 };
 
 /// Cells of every (type, zone) with at least one whole node of `pool`, in (zone, type) order.

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "hetplan/core/error.hpp"
-#include "hetplan/workload/dtype.hpp"
+#include "hetplan/core/dtype.hpp"
 
 namespace hetplan {
 

@@ -16,6 +16,9 @@
 
 #include "hetplan/concepts/memory_model.hpp"
 #include "hetplan/core/error.hpp"
+#include "hetplan/plan/estimate.hpp"
+#include "hetplan/plan/plan.hpp"
+#include "hetplan/plan/problem.hpp"
 
 namespace hetplan {
 

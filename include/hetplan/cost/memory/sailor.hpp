@@ -16,6 +16,10 @@
 
 #include "hetplan/concepts/memory_model.hpp"
 #include "hetplan/core/error.hpp"
+#include "hetplan/plan/estimate.hpp"
+#include "hetplan/plan/plan.hpp"
+#include "hetplan/plan/probe.hpp"
+#include "hetplan/plan/problem.hpp"
 
 namespace hetplan {
 
@@ -31,19 +35,18 @@ struct sailor_memory_model {
                comm_buffer_bytes + framework_copy_bytes;
     }
 
-    [[nodiscard]] worker_memory worker(const problem& pb, const plan& pl, std::size_t p, std::size_t s,
-                                       std::size_t w) const {
-        if (pl.memory.offload_params || pl.memory.offload_activations)
+    /// One worker in its context (concepts::worker_memory_model): what H2 asks, and what
+    /// estimate() sums; one formula for both.
+    [[nodiscard]] worker_memory worker(const problem& pb, const worker_probe& probe) const {
+        if (probe.memory.offload_params || probe.memory.offload_activations)
             throw model_error("sailor memory model: offloading is not modelled (Sailor §6); use a model "
                               "that does, e.g. Zorse's");
-        const auto& pipe = pl.pipelines.at(p);
-        const auto& st = pipe.stages.at(s);
-        const auto& wg = st.workers.at(w);
+        const worker_group& wg = probe.worker;
         const job_spec& job = pb.job;
-        const int zero = pl.memory.zero_stage;
+        const int zero = probe.memory.zero_stage;
 
         double params = 0, act_per_sample = 0, boundary_per_sample = 0, widest_layer = 0;
-        for (const auto& r : st.layers)
+        for (const auto& r : probe.layers)
             for (int l = r.begin; l < r.end; ++l) {
                 const auto& layer = pb.model.layers.at(static_cast<std::size_t>(l));
                 params += layer.params_at(wg.tp);
@@ -55,41 +58,40 @@ struct sailor_memory_model {
         const double share = wg.state_share;
         auto sharded = [&](int from_stage) { return zero >= from_stage ? share : 1.0; };
         worker_memory m;
-        m.pipeline = p; m.stage = s; m.worker = w;
         m.weights = bytes{params * (job.weight_bytes() + framework_copy_bytes) * sharded(3)};
         m.gradients = bytes{params * job.gradient_bytes() * sharded(2)};
         m.optimizer = bytes{params * (job.master_bytes() + job.optimizer_bytes()) * sharded(1)};
         m.buffers = bytes{params * comm_buffer_bytes * sharded(2)};
 
         int in_flight = 0;
-        switch (pl.schedule) {
-            case schedule_kind::one_f_one_b:
-                in_flight = std::min<int>(static_cast<int>(pipe.stages.size() - s), wg.num_microbatches);
-                break;
+        switch (probe.schedule) {
+            case schedule_kind::one_f_one_b: in_flight = std::min(probe.stages - probe.stage, wg.num_microbatches); break;
             case schedule_kind::gpipe: in_flight = wg.num_microbatches; break;
             default:
-                throw model_error("sailor memory model: schedule '" + std::string(to_string(pl.schedule)) +
+                throw model_error("sailor memory model: schedule '" + std::string(to_string(probe.schedule)) +
                                   "' is not modelled (Sailor §6: 1F1B only)");
         }
         const double ab = job.activation_bytes() * wg.microbatch_size;
-        m.activations = pl.memory.recompute
-                            ? bytes{(boundary_per_sample * in_flight + widest_layer) * ab}
-                            : bytes{act_per_sample * in_flight * ab};
+        m.activations = probe.memory.recompute ? bytes{(boundary_per_sample * in_flight + widest_layer) * ab}
+                                               : bytes{act_per_sample * in_flight * ab};
         m.overhead = wg.tp == 1 ? overhead_tp1 : overhead_tp_many;
         m.total = m.weights + m.gradients + m.optimizer + m.buffers + m.activations + m.overhead;
-        m.capacity = pb.hw.gpu(wg.gpu).memory() * pl.memory.usable_fraction;
+        m.capacity = pb.hw.gpu(wg.gpu).memory() * probe.memory.usable_fraction;
         return m;
     }
 
     [[nodiscard]] memory_report estimate(const problem& pb, const plan& pl) const {
         memory_report r;
         pl.for_each_worker([&](std::size_t p, std::size_t s, std::size_t w, const worker_group&) {
-            r.workers.push_back(worker(pb, pl, p, s, w));
+            worker_memory m = worker(pb, worker_probe::of(pl, p, s, w));
+            m.pipeline = p, m.stage = s, m.worker = w;
+            r.workers.push_back(m);
         });
         return r;
     }
 };
 
 static_assert(concepts::check_memory_model<sailor_memory_model>());
+static_assert(concepts::worker_memory_model<sailor_memory_model>);
 
 }  // namespace hetplan

@@ -22,6 +22,9 @@
 
 #include "hetplan/concepts/memory_model.hpp"
 #include "hetplan/cost/time/zorse.hpp"
+#include "hetplan/plan/estimate.hpp"
+#include "hetplan/plan/plan.hpp"
+#include "hetplan/plan/problem.hpp"
 
 namespace hetplan {
 

@@ -7,6 +7,9 @@
 // carries 2(n-1)/n of the gradient volume).
 #include "hetplan/concepts/cost_model.hpp"
 #include "hetplan/cost/time/sailor.hpp"
+#include "hetplan/plan/estimate.hpp"
+#include "hetplan/plan/plan.hpp"
+#include "hetplan/plan/problem.hpp"
 
 namespace hetplan {
 
@@ -40,7 +43,7 @@ struct sailor_money_model {
             const std::size_t n = seg.ring.size();
             if (n < 2) continue;
             const bytes size{pb.model.params_in(seg.begin, seg.end) * pb.job.gradient_bytes()};
-            const bytes per_edge = size * (2.0 * double(n - 1) / double(n));
+            const bytes per_edge = collective::ring_all_reduce_bytes_per_edge(static_cast<int>(n), size);
             for (std::size_t k = 0; k < n; ++k) traffic(seg.ring[k]->zone, seg.ring[(k + 1) % n]->zone, per_edge);
         }
         r.total = r.compute + r.communication;

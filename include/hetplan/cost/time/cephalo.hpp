@@ -14,10 +14,13 @@
 #include <vector>
 
 #include "hetplan/concepts/time_model.hpp"
-#include "hetplan/cost/memory/cephalo.hpp"
 #include "hetplan/core/error.hpp"
+#include "hetplan/cost/fsdp_units.hpp"
+#include "hetplan/cost/memory/cephalo.hpp"
 #include "hetplan/hardware/collectives.hpp"
-#include "hetplan/search/fsdp/state_partition.hpp"
+#include "hetplan/plan/estimate.hpp"
+#include "hetplan/plan/plan.hpp"
+#include "hetplan/plan/problem.hpp"
 
 namespace hetplan {
 
@@ -73,7 +76,7 @@ struct cephalo_time_model {
         const int L = pb.model.num_layers();
         std::vector<double> shares;
         for (const auto& w : st.workers) shares.push_back(w.state_share);
-        const auto sharding = search::unit_shards(shares, L);
+        const auto sharding = unit_shards(shares, L);
         auto endpoint_of = [&](int k) {
             const auto& w = st.workers[static_cast<std::size_t>(k)];
             return endpoint{w.zone, w.gpu, 1};

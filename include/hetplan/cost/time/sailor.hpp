@@ -15,12 +15,18 @@
 // the gradient volume of a stage is its full (TP 1) parameter count: the TP ranks of a worker
 // run parallel rings that share the node's links, which the (zone, GPU type, TP) link measures.
 #include <algorithm>
+#include <span>
 #include <tuple>
 #include <vector>
 
 #include "hetplan/concepts/time_model.hpp"
 #include "hetplan/core/error.hpp"
+#include "hetplan/cost/time/one_f_one_b.hpp"
 #include "hetplan/hardware/collectives.hpp"
+#include "hetplan/plan/estimate.hpp"
+#include "hetplan/plan/plan.hpp"
+#include "hetplan/plan/probe.hpp"
+#include "hetplan/plan/problem.hpp"
 
 namespace hetplan {
 
@@ -30,39 +36,59 @@ struct sailor_time_model {
 
     [[nodiscard]] static endpoint endpoint_of(const worker_group& w) { return {w.zone, w.gpu, w.tp}; }
 
-    /// Forward+backward of one microbatch and the update, on one worker.
-    /// One microbatch through a worker's layers: forward+backward, the optimizer step, and
-    /// the forward alone.
-    struct worker_times {
-        seconds compute{}, update{}, forward{};
-    };
-    [[nodiscard]] worker_times worker_compute(const problem& pb, const stage& st, const worker_group& w) const {
+    /// One microbatch through a worker's layers (concepts::stage_time_model): forward+backward,
+    /// the optimizer step and the forward alone, from the profiles.
+    [[nodiscard]] worker_times compute(const problem& pb, const worker_probe& probe) const {
+        const worker_group& w = probe.worker;
         const gpu_spec& gpu = pb.hw.gpu(w.gpu);
-        seconds c{0}, u{0}, f{0};
-        for (const auto& r : st.layers)
+        worker_times out;
+        for (const auto& r : probe.layers)
             for (int l = r.begin; l < r.end; ++l) {
                 auto [t, src] = pb.profiles.lookup(gpu, w.tp, w.microbatch_size, pb.model, static_cast<std::size_t>(l),
                                                    pb.job.compute_dtype(), state_bytes_per_param);
-                c += t.fwd_bwd();
-                u += t.update;
-                f += t.fwd;
+                out.compute += t.fwd_bwd();
+                out.update += t.update;
+                out.forward += t.fwd;
             }
-        return {c, u, f};
+        return out;
+    }
+
+    /// One message from one TP group to another over the network (Sailor §4.1's link fits).
+    [[nodiscard]] static seconds p2p_time(const problem& pb, endpoint from, endpoint to, bytes size) {
+        return pb.hw.network.between(from, to).transfer_time(size);
+    }
+
+    /// A stage's gradient all-reduce over its replicas in ring order: 500 MB buckets, each a
+    /// ring as slow as its slowest edge, including edges that cross zones.
+    [[nodiscard]] seconds sync_time(const problem& pb, std::span<const endpoint> ring, bytes size) const {
+        const int n = static_cast<int>(ring.size());
+        return collective::bucketed_ring_all_reduce(n, size, bucket, [&](int k) -> decltype(auto) {
+            return pb.hw.network.between(ring[static_cast<std::size_t>(k)], ring[static_cast<std::size_t>((k + 1) % n)]);
+        });
+    }
+
+    /// A floor of sync_time over any ring of `n` replicas drawn from the endpoints `ends`: a
+    /// ring is as slow as its slowest edge, so no ring beats the fastest uniform one.
+    [[nodiscard]] seconds sync_floor(const problem& pb, std::span<const endpoint> ends, int n, bytes size) const {
+        seconds best = seconds::infinity();
+        for (const endpoint& x : ends)
+            for (const endpoint& y : ends)
+                best = min(best, collective::bucketed_ring_all_reduce(n, size, bucket, pb.hw.network.between(x, y)));
+        return is_finite(best) ? best : seconds{0};
     }
 
     /// Point-to-point times of the boundary after stage `s`: (activations forward, gradients
     /// back), each the slowest pair. Worker k of one stage pairs with worker k of the next,
     /// modulo the smaller count.
-    [[nodiscard]] std::pair<seconds, seconds> boundary_times(const problem& pb, const pipeline& pipe,
-                                                             std::size_t s) const {
+    [[nodiscard]] std::pair<seconds, seconds> boundary_times(const problem& pb, const pipeline& pipe, std::size_t s) const {
         const stage& a = pipe.stages[s];
         const stage& b = pipe.stages[s + 1];
         const auto& elems = pb.model.layers.at(static_cast<std::size_t>(a.last_layer())).act_output_elems;
         seconds fwd{0}, bwd{0};
         for_each_boundary_pair(a, b, [&](const worker_group& wa, const worker_group& wb, std::size_t) {
             const bytes size{elems * pb.job.activation_bytes() * wa.microbatch_size};
-            fwd = max(fwd, pb.hw.network.between(endpoint_of(wa), endpoint_of(wb)).transfer_time(size));
-            bwd = max(bwd, pb.hw.network.between(endpoint_of(wb), endpoint_of(wa)).transfer_time(size));
+            fwd = max(fwd, p2p_time(pb, endpoint_of(wa), endpoint_of(wb), size));
+            bwd = max(bwd, p2p_time(pb, endpoint_of(wb), endpoint_of(wa), size));
         });
         return {fwd, bwd};
     }
@@ -103,12 +129,10 @@ struct sailor_time_model {
     }
 
     [[nodiscard]] seconds segment_sync_time(const problem& pb, const sync_segment& seg) const {
-        const int n = static_cast<int>(seg.ring.size());
-        const bytes size{pb.model.params_in(seg.begin, seg.end) * pb.job.gradient_bytes()};
-        return collective::bucketed_ring_all_reduce(n, size, bucket, [&](int k) -> decltype(auto) {
-            return pb.hw.network.between(endpoint_of(*seg.ring[static_cast<std::size_t>(k)]),
-                                         endpoint_of(*seg.ring[static_cast<std::size_t>((k + 1) % n)]));
-        });
+        std::vector<endpoint> ring;
+        ring.reserve(seg.ring.size());
+        for (const worker_group* w : seg.ring) ring.push_back(endpoint_of(*w));
+        return sync_time(pb, ring, bytes{pb.model.params_in(seg.begin, seg.end) * pb.job.gradient_bytes()});
     }
 
     [[nodiscard]] time_report estimate(const problem& pb, const plan& pl) const {
@@ -126,8 +150,9 @@ struct sailor_time_model {
                 stage_time st;
                 st.pipeline = p;
                 st.stage = s;
-                for (const auto& w : pipe.stages[s].workers) {
-                    const auto wt = worker_compute(pb, pipe.stages[s], w);
+                for (std::size_t k = 0; k < pipe.stages[s].workers.size(); ++k) {
+                    const worker_group& w = pipe.stages[s].workers[k];
+                    const auto wt = compute(pb, worker_probe::of(pl, p, s, k));
                     if (wt.compute > st.compute) st.compute = wt.compute, st.forward = wt.forward;
                     st.update = max(st.update, wt.update);
                     m = std::max(m, w.num_microbatches);
@@ -146,8 +171,8 @@ struct sailor_time_model {
                 pt.ramp += comp[s] + xfer[s];
                 pt.straggler = max(pt.straggler, comp[s] + xfer[s]);
             }
-            pt.steady = pt.straggler * double(std::max(m - 1, 0));
-            pt.total = pt.ramp + pt.steady;
+            pt.total = seconds{one_f_one_b_pipeline(pt.ramp.value, pt.straggler.value, m)};
+            pt.steady = pt.total - pt.ramp;
             for (std::size_t s = 0; s < S; ++s) {
                 auto& st = r.stages[first + s];
                 st.p2p = xfer[s];
@@ -178,5 +203,6 @@ struct sailor_time_model {
 };
 
 static_assert(concepts::check_time_model<sailor_time_model>());
+static_assert(concepts::stage_time_model<sailor_time_model>);
 
 }  // namespace hetplan

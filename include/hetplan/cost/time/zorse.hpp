@@ -14,8 +14,14 @@
 // backward mirror, plus the last ReduceScatter and the optimizer step of the last ministage
 // updated. The public implementation has this shape; it leaves the update out and divides
 // communication by 1000 twice (peers.md), which hetplan does not.
+//
+// One load for the planner and the simulator: both describe a configuration as zorse_group_input
+// (each group's GPUs with their microbatch counts, its ministages, its collectives and its
+// point-to-point time) over a zorse_layer_table (per GPU type and microbatch size, prefix sums of
+// layer times), and build_zorse_load turns that into the zorse_load the latency formula reads.
 #include <algorithm>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +29,9 @@
 #include "hetplan/core/error.hpp"
 #include "hetplan/hardware/collectives.hpp"
 #include "hetplan/hardware/machines.hpp"
+#include "hetplan/plan/estimate.hpp"
+#include "hetplan/plan/plan.hpp"
+#include "hetplan/plan/problem.hpp"
 
 namespace hetplan {
 
@@ -67,6 +76,142 @@ struct zorse_latency {
     std::size_t bottleneck = 0;  ///< group whose ministages take longest
 };
 
+/// Per (GPU type, microbatch size) row: prefix sums over layers of one microbatch's forward,
+/// backward (the forward recomputed when the plan recomputes, §3.1.3) and optimizer step.
+class zorse_layer_table {
+public:
+    /// Adds the row of `gpu` at microbatch size `m` (if new) and returns its index.
+    std::size_t add(const problem& pb, gpu_type_id gpu, int m, bool recompute) {
+        for (std::size_t r = 0; r < keys_.size(); ++r)
+            if (keys_[r] == key{gpu, m, recompute}) return r;
+        const std::size_t L = pb.model.layers.size(), at = f_.size();
+        const double state = pb.job.weight_bytes() + pb.job.gradient_bytes() + pb.job.master_bytes() + pb.job.optimizer_bytes();
+        f_.resize(at + L + 1, 0.0), b_.resize(at + L + 1, 0.0), u_.resize(at + L + 1, 0.0);
+        for (std::size_t l = 0; l < L; ++l) {
+            const layer_timing t = pb.profiles.lookup(pb.hw.gpu(gpu), 1, m, pb.model, l, pb.job.compute_dtype(), state).first;
+            f_[at + l + 1] = f_[at + l] + t.fwd.value;
+            b_[at + l + 1] = b_[at + l] + t.backward_pass(recompute).value;
+            u_[at + l + 1] = u_[at + l] + t.update.value;
+        }
+        keys_.push_back({gpu, m, recompute});
+        layers_ = L;
+        return keys_.size() - 1;
+    }
+    [[nodiscard]] double fwd(std::size_t row, layer_range r) const { return span(f_, row, r); }
+    [[nodiscard]] double bwd(std::size_t row, layer_range r) const { return span(b_, row, r); }
+    [[nodiscard]] double upd(std::size_t row, layer_range r) const { return span(u_, row, r); }
+    /// Forward and backward of one microbatch through every layer.
+    [[nodiscard]] double whole(std::size_t row) const {
+        const layer_range all{0, static_cast<int>(layers_)};
+        return fwd(row, all) + bwd(row, all);
+    }
+    [[nodiscard]] std::size_t layers() const { return layers_; }
+
+private:
+    struct key {
+        gpu_type_id gpu{};
+        int m = 0;
+        bool recompute = true;
+        friend bool operator==(const key&, const key&) = default;
+    };
+    [[nodiscard]] double span(const std::vector<double>& v, std::size_t row, layer_range r) const {
+        const std::size_t at = row * (layers_ + 1);
+        return v[at + static_cast<std::size_t>(r.end)] - v[at + static_cast<std::size_t>(r.begin)];
+    }
+    std::vector<key> keys_;
+    std::vector<double> f_, b_, u_;
+    std::size_t layers_ = 0;
+};
+
+/// A GPU group's ring (its GPUs, machine by machine) and per-layer collectives as prefix sums:
+/// AllGather of the weights and ReduceScatter of the gradients, rings over the group's GPUs.
+struct zorse_group_comm {
+    std::vector<machine> ring;      ///< one entry per GPU, in ring order
+    std::vector<machine> distinct;  ///< its machines, in order
+    double ring_bandwidth = 0;      ///< slowest ring edge for a 64 MB message
+    std::vector<double> ag, rs;     ///< prefix sums over layers
+
+    zorse_group_comm(const problem& pb, std::vector<machine> gpus) : ring(std::move(gpus)) {
+        for (const machine& m : ring)
+            if (std::find(distinct.begin(), distinct.end(), m) == distinct.end()) distinct.push_back(m);
+        const int n = static_cast<int>(ring.size());
+        auto edge = [&](int k) -> const builtin_link& { return gpu_link(pb.hw, ring[std::size_t(k)], ring[std::size_t((k + 1) % n)]); };
+        ring_bandwidth = std::numeric_limits<double>::infinity();
+        for (int k = 0; k < n; ++k) ring_bandwidth = std::min(ring_bandwidth, edge(k).bandwidth(megabytes(64)).value);
+        ag.assign(pb.model.layers.size() + 1, 0.0);
+        rs = ag;
+        for (std::size_t l = 0; l < pb.model.layers.size(); ++l) {
+            const double params = pb.model.layers[l].params;
+            ag[l + 1] = ag[l] + collective::ring_all_gather(n, bytes{params * pb.job.weight_bytes()}, edge).value;
+            rs[l + 1] = rs[l] + collective::ring_reduce_scatter(n, bytes{params * pb.job.gradient_bytes()}, edge).value;
+        }
+    }
+    [[nodiscard]] double all_gather(layer_range r) const { return ag[std::size_t(r.end)] - ag[std::size_t(r.begin)]; }
+    [[nodiscard]] double reduce_scatter(layer_range r) const { return rs[std::size_t(r.end)] - rs[std::size_t(r.begin)]; }
+};
+
+/// One group of a configuration, as the latency model reads it. Per GPU: its row in the layer
+/// table, its microbatches and its share of the group's state.
+struct zorse_group_input {
+    const zorse_group_comm* comm = nullptr;
+    std::span<const std::size_t> rows;
+    std::span<const int> microbatches;
+    std::span<const double> shares;
+    std::span<const layer_range> ministages;  ///< in the order the group runs them
+    double p2p = 0;
+};
+
+/// One microbatch's activation between two groups: the slowest of their machine pairs.
+[[nodiscard]] inline seconds zorse_boundary_time(const problem& pb, const std::vector<machine>& a, const std::vector<machine>& b, bytes size) {
+    seconds worst{0};
+    for (const auto& x : a)
+        for (const auto& y : b) worst = max(worst, gpu_link(pb.hw, x, y).transfer_time(size));
+    return worst;
+}
+
+/// Point-to-point time of group g of a pipeline (to the next, from the previous; round the
+/// pipeline again when ministages interleave): the boundary activation of `m` samples after the
+/// widest last layer of its ministages.
+[[nodiscard]] inline double zorse_group_p2p(const problem& pb, std::span<const zorse_group_comm* const> groups,
+                                            std::span<const layer_range> ministages, std::size_t g, int m, bool interleaved) {
+    const std::size_t G = groups.size();
+    if (G < 2) return 0;
+    double act = 0;
+    for (const auto& r : ministages) act = std::max(act, pb.model.layers.at(static_cast<std::size_t>(r.end - 1)).act_output_elems);
+    const bytes boundary{act * m * pb.job.activation_bytes()};
+    seconds p2p{0};
+    if (g + 1 < G || interleaved) p2p = max(p2p, zorse_boundary_time(pb, groups[g]->distinct, groups[(g + 1) % G]->distinct, boundary));
+    if (g > 0 || interleaved) p2p = max(p2p, zorse_boundary_time(pb, groups[(g + G - 1) % G]->distinct, groups[g]->distinct, boundary));
+    return p2p.value;
+}
+
+/// The load of a configuration: one class per distinct (row, microbatches) in a group, each
+/// ministage's collectives, and the first ministage's optimizer step on the slowest GPU's share.
+inline void build_zorse_load(zorse_load& ld, const zorse_layer_table& times, std::span<const zorse_group_input> groups) {
+    ld.clear();
+    for (const zorse_group_input& g : groups) {
+        const layer_range first = g.ministages.front();
+        double update = 0;
+        for (std::size_t i = 0; i < g.rows.size(); ++i) update = std::max(update, times.upd(g.rows[i], first) * g.shares[i]);
+        ld.add_group(g.ministages.size(), g.p2p, update);
+        const std::size_t base = ld.groups.back().first_ministage;
+        for (std::size_t s = 0; s < g.ministages.size(); ++s) {
+            ld.all_gather[base + s] = g.comm->all_gather(g.ministages[s]);
+            ld.reduce_scatter[base + s] = g.comm->reduce_scatter(g.ministages[s]);
+        }
+        for (std::size_t i = 0; i < g.rows.size(); ++i) {
+            bool seen = false;
+            for (std::size_t j = 0; j < i && !seen; ++j) seen = g.rows[j] == g.rows[i] && g.microbatches[j] == g.microbatches[i];
+            if (seen) continue;
+            const std::size_t r = ld.add_class(g.microbatches[i]);
+            for (std::size_t s = 0; s < g.ministages.size(); ++s) {
+                ld.fwd[r + s] = times.fwd(g.rows[i], g.ministages[s]);
+                ld.bwd[r + s] = times.bwd(g.rows[i], g.ministages[s]);
+            }
+        }
+    }
+}
+
 struct zorse_time_model {
     /// The latency of one iteration (see the header comment). When `per_group` is given, it
     /// receives each group's sum over its ministages.
@@ -75,18 +220,7 @@ struct zorse_time_model {
         if (per_group) per_group->assign(ld.groups.size(), 0.0);
         const std::size_t G = ld.groups.size();
         for (std::size_t g = 0; g < G; ++g) {
-            const auto& gr = ld.groups[g];
-            double sum = 0;
-            for (std::size_t s = 0; s < gr.ministages; ++s) {
-                double f = 0, b = 0;
-                for (std::size_t c = gr.first_class; c < gr.first_class + gr.classes; ++c) {
-                    const double n = ld.microbatches[c];
-                    f = std::max(f, n * std::max(ld.fwd[ld.row[c] + s], gr.p2p));
-                    b = std::max(b, n * std::max(ld.bwd[ld.row[c] + s], gr.p2p));
-                }
-                const double ag = ld.all_gather[gr.first_ministage + s], rs = ld.reduce_scatter[gr.first_ministage + s];
-                sum += std::max(f, ag) + std::max(b, ag + rs);
-            }
+            const double sum = group_core(ld, g);
             if (per_group) (*per_group)[g] = sum;
             if (sum > out.core) out.core = sum, out.bottleneck = g;
         }
@@ -106,6 +240,24 @@ struct zorse_time_model {
         }
         out.total = out.fill + out.core + out.drain;
         return out;
+    }
+
+    /// Group g's sum over its ministages of max(forward, AllGather) + max(backward, AllGather +
+    /// ReduceScatter): the term microbatch counts decide (search/pipeline/microbatch_split.hpp).
+    [[nodiscard]] static double group_core(const zorse_load& ld, std::size_t g) {
+        const auto& gr = ld.groups[g];
+        double sum = 0;
+        for (std::size_t s = 0; s < gr.ministages; ++s) {
+            double f = 0, b = 0;
+            for (std::size_t c = gr.first_class; c < gr.first_class + gr.classes; ++c) {
+                const double n = ld.microbatches[c];
+                f = std::max(f, n * std::max(ld.fwd[ld.row[c] + s], gr.p2p));
+                b = std::max(b, n * std::max(ld.bwd[ld.row[c] + s], gr.p2p));
+            }
+            const double ag = ld.all_gather[gr.first_ministage + s], rs = ld.reduce_scatter[gr.first_ministage + s];
+            sum += std::max(f, ag) + std::max(b, ag + rs);
+        }
+        return sum;
     }
 
     /// Checks the plan is what the model prices: one pipeline of GPU groups, TP 1.
@@ -129,89 +281,55 @@ struct zorse_time_model {
             for (const auto& w : st.workers) {
                 const int k = next[{w.gpu.index(), w.zone.index()}]++;
                 const int node = w.node >= 0 ? w.node : k / pb.hw.gpus_per_node(w.gpu);
-                out.back().push_back(machine_at(pb.hw, w.gpu, w.zone, node));
+                out.back().push_back(machine_at(pb.hw, pb.pool(), w.gpu, w.zone, node));
             }
         }
         return out;
     }
 
-    /// AllGather of the weights and ReduceScatter of the gradients of `layer` as rings over a
-    /// group's GPUs in order.
-    [[nodiscard]] static std::pair<seconds, seconds> layer_collectives(const problem& pb, const std::vector<machine>& ring, std::size_t layer) {
-        const int n = static_cast<int>(ring.size());
-        auto edge = [&](int k) -> const builtin_link& { return gpu_link(pb.hw, ring[std::size_t(k)], ring[std::size_t((k + 1) % n)]); };
-        const double params = pb.model.layers.at(layer).params;
-        return {collective::ring_all_gather(n, bytes{params * pb.job.weight_bytes()}, edge),
-                collective::ring_reduce_scatter(n, bytes{params * pb.job.gradient_bytes()}, edge)};
-    }
-
-    /// One microbatch's activation between two groups: the slowest of their machine pairs.
-    [[nodiscard]] static seconds boundary_time(const problem& pb, const std::vector<machine>& a, const std::vector<machine>& b, bytes size) {
-        seconds worst{0};
-        for (const auto& x : a)
-            for (const auto& y : b) worst = max(worst, gpu_link(pb.hw, x, y).transfer_time(size));
-        return worst;
-    }
-
     [[nodiscard]] time_report estimate(const problem& pb, const plan& pl) const {
         check_shape(pl);
         const auto& stages = pl.pipelines[0].stages;
-        const auto machines = worker_machines(pb, pl);
-        const double state_bytes = pb.job.weight_bytes() + pb.job.gradient_bytes() + pb.job.master_bytes() + pb.job.optimizer_bytes();
         const std::size_t G = stages.size();
+        const auto machines = worker_machines(pb, pl);
+        zorse_layer_table table;
+        std::vector<zorse_group_comm> comm;
+        std::vector<std::vector<layer_range>> ministages(G);
+        std::vector<std::vector<std::size_t>> rows(G);
+        std::vector<std::vector<int>> counts(G);
+        std::vector<std::vector<double>> shares(G);
         bool interleaved = false;
-        for (const auto& st : stages) interleaved = interleaved || st.layers.size() > 1;
-        // Distinct machines per group, for the point-to-point links.
-        std::vector<std::vector<machine>> distinct(G);
-        for (std::size_t g = 0; g < G; ++g)
-            for (const auto& m : machines[g])
-                if (std::find(distinct[g].begin(), distinct[g].end(), m) == distinct[g].end()) distinct[g].push_back(m);
-        zorse_load ld;
         for (std::size_t g = 0; g < G; ++g) {
-            const stage& st = stages[g];
-            std::vector<layer_range> ministages(st.layers.begin(), st.layers.end());
-            std::sort(ministages.begin(), ministages.end(), [](const layer_range& a, const layer_range& b) { return a.begin < b.begin; });
-            // Boundary activation of the widest microbatch, to the next and from the previous group
-            // (round the pipeline again when ministages interleave).
-            int m = 0;
-            double act = 0;
-            for (const auto& w : st.workers) m = std::max(m, w.microbatch_size);
-            for (const auto& r : ministages) act = std::max(act, pb.model.layers.at(static_cast<std::size_t>(r.end - 1)).act_output_elems);
-            const bytes boundary{act * m * pb.job.activation_bytes()};
-            seconds p2p{0};
-            if (G > 1) {
-                if (g + 1 < G || interleaved) p2p = max(p2p, boundary_time(pb, distinct[g], distinct[(g + 1) % G], boundary));
-                if (g > 0 || interleaved) p2p = max(p2p, boundary_time(pb, distinct[(g + G - 1) % G], distinct[g], boundary));
-            }
-            // Optimizer step of the first ministage: the slowest GPU on its share.
-            double update = 0;
-            for (const auto& w : st.workers) {
-                double u = 0;
-                for (int l = ministages.front().begin; l < ministages.front().end; ++l)
-                    u += lookup(pb, w, static_cast<std::size_t>(l), state_bytes).update.value;
-                update = std::max(update, u * w.state_share);
-            }
-            ld.add_group(ministages.size(), p2p.value, update);
-            for (std::size_t s = 0; s < ministages.size(); ++s)
-                for (int l = ministages[s].begin; l < ministages[s].end; ++l) {
-                    const auto [ag, rs] = layer_collectives(pb, machines[g], static_cast<std::size_t>(l));
-                    ld.all_gather[ld.groups.back().first_ministage + s] += ag.value;
-                    ld.reduce_scatter[ld.groups.back().first_ministage + s] += rs.value;
-                }
-            for (const auto& w : st.workers) {
-                const std::size_t r = ld.add_class(w.num_microbatches);
-                for (std::size_t s = 0; s < ministages.size(); ++s)
-                    for (int l = ministages[s].begin; l < ministages[s].end; ++l) {
-                        const layer_timing t = lookup(pb, w, static_cast<std::size_t>(l), state_bytes);
-                        ld.fwd[r + s] += t.fwd.value;
-                        ld.bwd[r + s] += t.backward_pass(pl.memory.recompute).value;
-                    }
+            comm.emplace_back(pb, machines[g]);
+            ministages[g].assign(stages[g].layers.begin(), stages[g].layers.end());
+            std::sort(ministages[g].begin(), ministages[g].end(), [](const layer_range& a, const layer_range& b) { return a.begin < b.begin; });
+            interleaved = interleaved || ministages[g].size() > 1;
+            for (const auto& w : stages[g].workers) {
+                rows[g].push_back(table.add(pb, w.gpu, w.microbatch_size, pl.memory.recompute));
+                counts[g].push_back(w.num_microbatches);
+                shares[g].push_back(w.state_share);
             }
         }
+        std::vector<const zorse_group_comm*> order;
+        for (const auto& c : comm) order.push_back(&c);
+        std::vector<zorse_group_input> in;
+        for (std::size_t g = 0; g < G; ++g) {
+            int m = 0;
+            for (const auto& w : stages[g].workers) m = std::max(m, w.microbatch_size);
+            in.push_back({&comm[g], rows[g], counts[g], shares[g], ministages[g], zorse_group_p2p(pb, order, ministages[g], g, m, interleaved)});
+        }
+        zorse_load ld;
+        build_zorse_load(ld, table, in);
+        return report(ld);
+    }
+
+private:
+    /// The time report of a load: per group its busiest GPU, exposed communication and bubble.
+    [[nodiscard]] static time_report report(const zorse_load& ld) {
         std::vector<double> per_group;
         const zorse_latency lat = latency(ld, &per_group);
         time_report rep;
-        for (std::size_t g = 0; g < G; ++g) {
+        for (std::size_t g = 0; g < ld.groups.size(); ++g) {
             const auto& gr = ld.groups[g];
             stage_time s;
             s.stage = g;
@@ -244,11 +362,6 @@ struct zorse_time_model {
         rep.update = seconds{ld.groups.empty() ? 0.0 : ld.groups[0].update};
         rep.iteration = p.total;
         return rep;
-    }
-
-private:
-    static layer_timing lookup(const problem& pb, const worker_group& w, std::size_t layer, double state_bytes) {
-        return pb.profiles.lookup(pb.hw.gpu(w.gpu), 1, w.microbatch_size, pb.model, layer, pb.job.compute_dtype(), state_bytes).first;
     }
 };
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "hetplan/cost/problem.hpp"
+#include "hetplan/plan/problem.hpp"
 #include "hetplan/fixtures/gpus.hpp"
 #include "hetplan/io/import/cephalo.hpp"
 

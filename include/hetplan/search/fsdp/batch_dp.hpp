@@ -28,7 +28,10 @@
 #include <span>
 #include <vector>
 
+#include "hetplan/concepts/solver.hpp"
 #include "hetplan/core/error.hpp"
+#include "hetplan/core/stop.hpp"
+#include "hetplan/search/objective.hpp"
 
 namespace hetplan::search {
 
@@ -110,8 +113,9 @@ inline void check_batch_problem(const batch_problem& bp) {
 inline int usable_microbatches(const fsdp_gpu_type& t, int m, int batch) { return std::min(t.max_microbatches(m), batch / m); }
 }  // namespace detail
 
-/// Eq. 4 literally, one GPU at a time. nullopt when no assignment meets (I)-(III).
-[[nodiscard]] inline std::optional<batch_assignment> straightforward_batch_dp(const batch_problem& bp) {
+/// Eq. 4 literally, one GPU at a time. nullopt when no assignment meets (I)-(III), or when
+/// `stop` asks (checked after every GPU).
+[[nodiscard]] inline std::optional<batch_assignment> straightforward_batch_dp(const batch_problem& bp, const stop_condition* stop = nullptr) {
     detail::check_batch_problem(bp);
     constexpr double inf = std::numeric_limits<double>::infinity();
     std::vector<const fsdp_gpu_type*> gpu;
@@ -128,6 +132,7 @@ inline int usable_microbatches(const fsdp_gpu_type& t, int m, int batch) { retur
     std::vector<std::vector<std::pair<int, int>>> how(static_cast<std::size_t>(N + 1), std::vector<std::pair<int, int>>(H * W));
     D[0][0] = 0;
     for (int i = 1; i <= N; ++i) {
+        if (stop && stop->requested()) return std::nullopt;
         const fsdp_gpu_type& g = *gpu[static_cast<std::size_t>(i - 1)];
         auto& cur = D[static_cast<std::size_t>(i)];
         const auto& prev = D[static_cast<std::size_t>(i - 1)];
@@ -179,8 +184,11 @@ class least_mbs_sum {
 public:
     static constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max() / 4;
 
-    explicit least_mbs_sum(const batch_problem& bp)
-        : bp_(bp), B_(bp.batch), cheapest_(bp.types.size(), std::vector<int>(rows(), 0)), g_(rows()), next_(rows()) {}
+    explicit least_mbs_sum(const batch_problem& bp, const stop_condition* stop = nullptr)
+        : bp_(bp), B_(bp.batch), cheapest_(bp.types.size(), std::vector<int>(rows(), 0)), g_(rows()), next_(rows()), stop_(stop) {}
+
+    /// Whether a pass was cut short by the stop condition (its answer then reads as `none`).
+    [[nodiscard]] bool stopped() const { return stopped_; }
 
     /// Least sum of m (`none` when batch B cannot be reached); records the choices when asked.
     /// GPU k only visits the batches j from which B is still reachable: every later GPU takes
@@ -205,6 +213,7 @@ public:
             const auto& c = cheapest_[ti];
             const int bmax = bmax_[ti];
             for (int copy = 0; copy < bp_.types[ti].count; ++copy, ++gi) {
+                if (stopped_ || (stop_ && (stopped_ = stop_->requested()))) return none;
                 after -= bmax;
                 const int lo = static_cast<int>(std::max<long long>(gi + 1, B_ - after));
                 const int hi = std::min(B_ - (N - gi - 1), phi + bmax);
@@ -272,6 +281,8 @@ private:
     std::vector<int> bmax_ = std::vector<int>(bp_.types.size(), 0);  ///< [type]: largest allowed batch
     std::vector<std::int64_t> g_, next_;
     std::vector<std::vector<std::uint16_t>> pick_;  ///< [gpu][j]: batch given to that GPU
+    const stop_condition* stop_ = nullptr;
+    bool stopped_ = false;
 };
 
 /// Smallest k in [lo, hi) at which the monotone `holds(k)` is true, or hi. Probes lo, lo + 1,
@@ -307,7 +318,7 @@ inline void sort_unique(std::vector<double>& v) {
 /// The same optimum by binary search on the makespan (see the header comment). Among
 /// assignments reaching it, the one with the least sum of microbatch sizes (least compute
 /// memory), ties broken towards larger batches on later GPUs.
-[[nodiscard]] inline std::optional<batch_assignment> fast_batch_dp(const batch_problem& bp) {
+[[nodiscard]] inline std::optional<batch_assignment> fast_batch_dp(const batch_problem& bp, const stop_condition* stop = nullptr) {
     detail::check_batch_problem(bp);
     const int N = bp.gpus(), B = bp.batch;
     if (N == 0 || N > B) return std::nullopt;
@@ -319,11 +330,12 @@ inline void sort_unique(std::vector<double>& v) {
             for (int l = 1; l <= detail::usable_microbatches(t, m, B); ++l) candidates.push_back(t.at(m, l));
     }
     detail::sort_unique(candidates);
-    detail::least_mbs_sum test(bp);
+    detail::least_mbs_sum test(bp, stop);
     auto within = [&bp](double T) { return [&bp, T](std::size_t ti, int m, int l) { return bp.types[ti].at(m, l) <= T; }; };
     const std::size_t k = detail::first_true(0, candidates.size(), [&](std::size_t i) { return test.fits(test(within(candidates[i]), false)); });
-    if (k == candidates.size()) return std::nullopt;
+    if (k == candidates.size() || test.stopped()) return std::nullopt;
     batch_assignment out = test.assignment(test(within(candidates[k]), true));
+    if (test.stopped()) return std::nullopt;
     std::size_t gi = 0;
     for (const auto& t : bp.types)
         for (int c = 0; c < t.count; ++c, ++gi) out.makespan = std::max(out.makespan, t.at(out.gpus[gi].mbs, out.gpus[gi].microbatches));
@@ -373,7 +385,8 @@ struct identical_units {
 /// faster than `upper_bound` are sought (nullopt when there is none): pass the time of a known
 /// assignment, e.g. Eq. 4's through separate_maxima_time, to prune.
 [[nodiscard]] inline std::optional<batch_assignment> separate_maxima_batch_search(
-    const batch_problem& bp, const identical_units& u, double upper_bound = std::numeric_limits<double>::infinity()) {
+    const batch_problem& bp, const identical_units& u, double upper_bound = std::numeric_limits<double>::infinity(),
+    const stop_condition* stop = nullptr) {
     detail::check_batch_problem(bp);
     if (u.fwd.size() != bp.types.size() || u.bwd.size() != bp.types.size() || u.even_mbs.size() != bp.types.size())
         throw input_error("cephalo search: one row of unit times per GPU type");
@@ -388,7 +401,7 @@ struct identical_units {
         throw input_error("cephalo search: bad unit count or collective times");
     const int N = bp.gpus(), B = bp.batch;
     if (N == 0 || N > B) return std::nullopt;
-    detail::least_mbs_sum test(bp);
+    detail::least_mbs_sum test(bp, stop);
     struct corner {
         double tf, tb;
         bool even;
@@ -441,10 +454,32 @@ struct identical_units {
             b_hi = bi;
         }
     }
-    if (!found) return std::nullopt;
+    if (!found || test.stopped()) return std::nullopt;
     batch_assignment out = test.assignment(test(allowed(found->tf, found->tb, found->even), true));
+    if (test.stopped()) return std::nullopt;
     out.makespan = best;
     return out;
 }
+
+/// A batch assignment as a solver's solution: its makespan is the solver's own time.
+struct batch_solution {
+    objective_terms terms;
+    batch_assignment assignment;
+};
+
+/// Eq. 4 as a concepts::solver: the fast search, or the straightforward one (the reference),
+/// which give the same optimum. The makespan is a time: every objective is monotone in it.
+struct eq4_batch_dp {
+    bool straightforward = false;
+    [[nodiscard]] static constexpr const char* name() { return "Eq. 4 batch DP"; }
+    template <concepts::objective O>
+    [[nodiscard]] std::optional<batch_solution> solve(const problem&, const batch_problem& bp, const O&, const solve_limits& lim) const {
+        auto a = straightforward ? straightforward_batch_dp(bp, lim.stop) : fast_batch_dp(bp, lim.stop);
+        if (!a || a->makespan > lim.cutoff) return std::nullopt;
+        return batch_solution{{a->makespan, 0, 0, 0, 0}, std::move(*a)};
+    }
+};
+
+static_assert(concepts::check_solver<eq4_batch_dp, batch_problem, max_throughput>());
 
 }  // namespace hetplan::search

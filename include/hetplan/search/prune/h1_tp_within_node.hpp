@@ -5,7 +5,7 @@
 // counted in GPUs without tracking nodes.
 #include <vector>
 
-#include "hetplan/cost/problem.hpp"
+#include "hetplan/plan/problem.hpp"
 
 namespace hetplan::search {
 

@@ -1,6 +1,7 @@
 #pragma once
 // H6 (Sailor §4.2.1): the zones of a region are treated as one zone (cross-zone bandwidth inside
 // a region is close to intra-zone bandwidth), so the search sees one cell per (type, region).
+// A transform of the search's domain (the cells), undone by the plan builder.
 // The merged cell is priced with the links of the region's first zone; the plan builder spreads
 // its replicas back over the real zones, filling the fullest zone first, and the simulator then
 // prices the plan with the real links and egress prices.
@@ -11,6 +12,7 @@
 namespace hetplan::search {
 
 struct h6_merge_zones {
+    [[nodiscard]] static constexpr const char* name() { return "H6 merge zones"; }
     [[nodiscard]] cell_set operator()(const cell_set& in) const {
         cell_set out;
         out.types = in.types;
@@ -31,6 +33,12 @@ struct h6_merge_zones {
         });
         return out;
     }
+};
+
+/// Without H6: every (type, zone) its own cell.
+struct keep_zones {
+    [[nodiscard]] static constexpr const char* name() { return "zones kept apart"; }
+    [[nodiscard]] cell_set operator()(const cell_set& in) const { return in; }
 };
 
 }  // namespace hetplan::search

@@ -1,7 +1,8 @@
 #pragma once
-// Exhaustive search over the same plan space as the stage DP: every sequence of per-stage
-// compositions that fits the pool, each built into a plan and priced by the full simulator.
-// Exponential; for checking the DP's optimality on small instances (≤ 16 GPUs) and nothing else.
+// Exhaustive search over the same plan space as the stage DP (a concepts::solver): every
+// sequence of per-stage compositions that fits the pool and the pruners, each built into a plan
+// and priced by the full simulator. Exponential; for checking the DP's optimality on small
+// instances (<= 16 GPUs) and nothing else.
 #include <optional>
 #include <vector>
 
@@ -10,42 +11,68 @@
 
 namespace hetplan::search {
 
-struct exhaustive_stats {
-    std::size_t plans = 0;  ///< complete plans simulated
+template <class Simulator = simulator<>>
+class exhaustive_solver {
+public:
+    explicit exhaustive_solver(Simulator sim = {}) : sim_(std::move(sim)) {}
+    [[nodiscard]] static constexpr const char* name() { return "exhaustive"; }
+    [[nodiscard]] const auto& time_model() const { return sim_.time; }
+    template <class SP>
+    void prepare(SP& sp) const {
+        make_instance_bound(sp.bound, sp, sim_.time);
+    }
+
+    template <class SP, concepts::objective O>
+    [[nodiscard]] std::optional<dp_solution> solve(const problem& pb, const SP& sp, const O& o, const solve_limits& lim) {
+        std::optional<dp_solution> best;
+        double best_v = 0;
+        std::vector<composition> chosen(static_cast<std::size_t>(sp.P));
+        cell_counts left{};
+        for (std::size_t c = 0; c < sp.cells->cells.size(); ++c) left[c] = static_cast<std::uint16_t>(sp.cells->cells[c].capacity);
+        stop_poll poll(lim.stop, 64);
+        stopped_ = false;
+        auto rec = [&](auto&& self, int i, const cell_counts& rest) -> void {
+            if (stopped_ || (poll() && (stopped_ = true))) return;
+            if (i == sp.P) {
+                const plan pl = build_plan(sp, chosen);
+                const estimate e = sim_.run(pb, pl);
+                ++plans_;
+                objective_terms t;
+                t.iteration = e.time.iteration.value;
+                t.usd = e.money.total.value;
+                if constexpr (concepts::measured_objective<O>) t = terms_of(o, pb, pl, e);
+                if (!o.admits(t)) return;
+                const double v = o.value(t);
+                if (v > lim.cutoff) return;
+                const bool better = !best || v < best_v || (v == best_v && (t.usd < best->terms.usd ||
+                                                                            (t.usd == best->terms.usd && t.iteration < best->terms.iteration)));
+                if (better) best = dp_solution{t, e.time.iteration, e.money.total, {}}, best_chosen_ = chosen, best_v = v;
+                return;
+            }
+            for_each_composition(sp, i, rest, [&](const composition& comp, const tp_choice&) {
+                cell_counts next = rest;
+                for (std::size_t q = 0; q < sp.cells->cells.size(); ++q)
+                    next[q] = static_cast<std::uint16_t>(next[q] - comp.n[q] * comp.tp[sp.cells->cells[q].type]);
+                chosen[static_cast<std::size_t>(i)] = comp;
+                self(self, i + 1, next);
+            });
+        };
+        rec(rec, 0, left);
+        if (stopped_) return std::nullopt;
+        if (best) best->stages = best_chosen_;
+        return best;
+    }
+
+    [[nodiscard]] bool stopped() const { return stopped_; }
+    [[nodiscard]] std::size_t plans() const { return plans_; }  ///< complete plans simulated
+
+private:
+    Simulator sim_;
+    std::vector<composition> best_chosen_;
+    std::size_t plans_ = 0;
+    bool stopped_ = false;
 };
 
-template <class Simulator>
-[[nodiscard]] std::optional<dp_solution> exhaustive_solve(const stage_problem& sp, const dp_goal& goal, const Simulator& sim,
-                                                          exhaustive_stats* stats = nullptr) {
-    const problem& pb = *sp.pb;
-    std::optional<dp_solution> best;
-    std::vector<composition> chosen(static_cast<std::size_t>(sp.P));
-    cell_counts left{};
-    for (std::size_t c = 0; c < sp.cells->cells.size(); ++c) left[c] = static_cast<std::uint16_t>(sp.cells->cells[c].capacity);
-    auto rec = [&](auto&& self, int i, const cell_counts& rest) -> void {
-        if (i == sp.P) {
-            const plan pl = build_plan(sp, chosen);
-            const estimate e = sim.run(pb, pl);
-            if (stats) ++stats->plans;
-            const double t = e.time.iteration.value, c = e.money.total.value;
-            if (goal.max_cost && c > *goal.max_cost) return;
-            if (goal.min_throughput && 1.0 / t < *goal.min_throughput) return;
-            const bool better = !best || (goal.target == objective::throughput
-                                              ? (t < best->iteration.value || (t == best->iteration.value && c < best->cost.value))
-                                              : (c < best->cost.value || (c == best->cost.value && t < best->iteration.value)));
-            if (better) best = dp_solution{e.time.iteration, e.money.total, chosen};
-            return;
-        }
-        for_each_composition(sp, i, rest, [&](const composition& comp, const tp_choice&) {
-            cell_counts next = rest;
-            for (std::size_t q = 0; q < sp.cells->cells.size(); ++q)
-                next[q] = static_cast<std::uint16_t>(next[q] - comp.n[q] * comp.tp[sp.cells->cells[q].type]);
-            chosen[static_cast<std::size_t>(i)] = comp;
-            self(self, i + 1, next);
-        });
-    };
-    rec(rec, 0, left);
-    return best;
-}
+static_assert(concepts::check_solver<exhaustive_solver<>, stage_problem<>, max_throughput>());
 
 }  // namespace hetplan::search

@@ -17,10 +17,11 @@ struct suffix_terms {
     double extra = 0;   ///< p2p time the previous stage spends sending into this suffix
     double rate = 0;    ///< USD per second of the GPUs used (only with money tracked)
     double comm = 0;    ///< USD of cross-zone traffic per iteration (only with money tracked)
+    double mrate = 0;   ///< the objective's own measure per second (only with a measured objective)
 
-    [[nodiscard]] bool dominates(const suffix_terms& o, bool money) const {
+    [[nodiscard]] bool dominates(const suffix_terms& o, bool money, bool measure) const {
         return sum <= o.sum && strag <= o.strag && sync <= o.sync && upd <= o.upd && extra <= o.extra &&
-               (!money || (rate <= o.rate && comm <= o.comm));
+               (!money || (rate <= o.rate && comm <= o.comm)) && (!measure || mrate <= o.mrate);
     }
 };
 
@@ -28,10 +29,10 @@ struct suffix_terms {
 /// entry dominates it (ties keep the earlier entry: deterministic), removing entries it
 /// dominates. Returns whether it was inserted.
 template <class Front, class Entry>
-bool pareto_insert(Front& f, const Entry& e, bool money) {
+bool pareto_insert(Front& f, const Entry& e, bool money, bool measure) {
     for (const auto& x : f)
-        if (x.terms.dominates(e.terms, money)) return false;
-    f.erase(std::remove_if(f.begin(), f.end(), [&](const Entry& x) { return e.terms.dominates(x.terms, money); }), f.end());
+        if (x.terms.dominates(e.terms, money, measure)) return false;
+    f.erase(std::remove_if(f.begin(), f.end(), [&](const Entry& x) { return e.terms.dominates(x.terms, money, measure); }), f.end());
     f.push_back(e);
     return true;
 }

@@ -1,5 +1,6 @@
 #pragma once
-// Sailor's stage-assignment dynamic program (§4.2.2, Eq. 1, Listing 1) for one stage_problem.
+// Sailor's stage-assignment dynamic program (§4.2.2, Eq. 1, Listing 1) for one stage_problem: a
+// concepts::solver.
 //
 //   T[i][R][prev] = best over compositions r of stage i drawn from the remaining resources R
 //                   of combine(stage i with r, T[i+1][R - r][r])
@@ -13,21 +14,32 @@
 //    replica k with replica k in worker order, exactly as the simulator does. With
 //    `exact_boundaries` off, the key keeps only which cells the previous stage used and the
 //    boundary is bounded by its slowest cell pair (fewer states; plans are re-priced exactly).
-// Money (§4.2.3) is carried as two more terms, so budgets and the cost objective are exact
-// at the root instead of the paper's assume-the-straggler loop (documented in
-// docs/reproduction.md).
+// Prices come from the time model (concepts::stage_time_model: p2p_time, sync_time; compute in
+// the instance), combined by the one 1F1B formula (cost/time/one_f_one_b.hpp); money (§4.2.3) and
+// an objective's own measure are carried as more terms, so budgets and any objective are exact
+// at the root instead of the paper's assume-the-straggler loop (docs/reproduction.md).
+// The objective enters the search: the root picks its best admitted entry, and partial solutions
+// whose floors (bound/instance_floors.hpp) cannot beat the cut-off or meet the constraints are
+// dropped. Placements are judged by the instance's pruners as the compositions are enumerated.
+//
+// Hot loop: after warm-up no allocation (flat memo tables keep their capacity, fronts and the
+// entry pool are reused) and no virtual call; the stop condition is polled every 4096
+// compositions.
 #include <algorithm>
 #include <array>
-#include <cstdint>
 #include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <optional>
-#include <unordered_map>
+#include <span>
 #include <vector>
 
-#include "hetplan/hardware/collectives.hpp"
+#include "hetplan/concepts/solver.hpp"
+#include "hetplan/cost/time/one_f_one_b.hpp"
+#include "hetplan/search/memo.hpp"
+#include "hetplan/search/objective.hpp"
 #include "hetplan/search/solve/pareto_front.hpp"
 #include "hetplan/search/stage_problem.hpp"
 
@@ -42,29 +54,17 @@ struct composition {
     friend bool operator==(const composition&, const composition&) = default;
 };
 
-enum class objective { throughput, cost };
-
 /// Relative slack on every bound test: floors and the DP's sums may round differently, and a
 /// partial solution is only dropped when it is clearly above the bound.
 inline constexpr double bound_slack = 1e-9;
 
-/// What the root of the DP optimises, and the optional constraint (§4.2.3).
-struct dp_goal {
-    objective target = objective::throughput;
-    std::optional<double> max_cost;        ///< USD per iteration
-    std::optional<double> min_throughput;  ///< iterations per second
-    /// Branch and bound: partial solutions whose objective (iteration seconds or USD) can only
-    /// end above this are dropped. Exact: every term only grows as stages are added.
-    double bound = std::numeric_limits<double>::infinity();
-    /// Prune with the instance's floors (prune/instance_bound.hpp); off, only the terms a
-    /// partial solution already has are compared (the straightforward DP).
-    bool floors = true;
-};
-
+/// A solution: its terms and one composition per stage. `stages` views the solver's own storage
+/// (so that solving allocates nothing): valid until the solver's next solve.
 struct dp_solution {
+    objective_terms terms;  ///< the DP's own pricing: iteration, USD, measure
     seconds iteration{};
     usd cost{};
-    std::vector<composition> stages;
+    std::span<const composition> stages;
 };
 
 struct dp_stats {
@@ -73,200 +73,91 @@ struct dp_stats {
     std::size_t entries = 0;       ///< front entries stored
 };
 
-/// Calls f(composition) for every replica set of `stage` that fits in `left`, drawing from one
-/// cell group, in a fixed order (groups, typings, then counts lexicographically, first cell
-/// largest).
-template <class F>
-void for_each_composition(const stage_problem& sp, int stage, const cell_counts& left, F&& f) {
+/// Calls f(composition, choice) for every replica set of `stage` that fits in `left` and whose
+/// placement the instance's pruners keep, in a fixed order (typings, then counts
+/// lexicographically over the cells, first cell largest).
+template <class SP, class F>
+void for_each_composition(const SP& sp, int stage, const cell_counts& left, F&& f) {
     const auto& cells = sp.cells->cells;
     const std::size_t C = cells.size();
-    for (std::uint32_t group : sp.groups)
-        for (const tp_choice& choice : sp.stages[static_cast<std::size_t>(stage)].choices) {
-            std::array<std::uint16_t, max_cells> cap{};
-            std::array<std::uint8_t, max_cells> order{};
-            std::size_t k = 0;
-            std::uint8_t reachable = 0;
-            for (std::size_t c = 0; c < C; ++c) {
-                if (!(group >> c & 1u) || !(choice.types >> cells[c].type & 1u)) continue;
-                cap[k] = static_cast<std::uint16_t>(left[c] / choice.tp[cells[c].type]);
-                if (cap[k] == 0) continue;
-                reachable |= static_cast<std::uint8_t>(1u << cells[c].type);
-                order[k++] = static_cast<std::uint8_t>(c);
-            }
-            if (reachable != choice.types) continue;
-            std::array<int, max_cells + 1> suffix{};
-            for (std::size_t j = k; j-- > 0;) suffix[j] = suffix[j + 1] + cap[j];
-            if (suffix[0] < sp.D) continue;
-            composition comp;
-            comp.tp = choice.tp;
-            // Depth-first over the cells in `order`, largest count first.
-            auto rec = [&](auto&& self, std::size_t j, int rest) -> void {
-                if (j + 1 == k) {
-                    if (rest > cap[j]) return;
-                    comp.n[order[j]] = static_cast<std::uint16_t>(rest);
-                    std::uint8_t seen = 0;
-                    for (std::size_t q = 0; q < k; ++q)
-                        if (comp.n[order[q]] > 0) seen |= static_cast<std::uint8_t>(1u << cells[order[q]].type);
-                    if (seen == choice.types) f(comp, choice);
-                    comp.n[order[j]] = 0;
-                    return;
-                }
-                const int lo = std::max(0, rest - suffix[j + 1]);
-                for (int v = std::min<int>(rest, cap[j]); v >= lo; --v) {
-                    comp.n[order[j]] = static_cast<std::uint16_t>(v);
-                    self(self, j + 1, rest - v);
-                }
-                comp.n[order[j]] = 0;
-            };
-            rec(rec, 0, sp.D);
+    for (const tp_choice& choice : sp.stages[static_cast<std::size_t>(stage)].choices) {
+        std::array<std::uint16_t, max_cells> cap{};
+        std::array<std::uint8_t, max_cells> order{};
+        std::size_t k = 0;
+        std::uint8_t reachable = 0;
+        for (std::size_t c = 0; c < C; ++c) {
+            if (!(choice.types >> cells[c].type & 1u)) continue;
+            cap[k] = static_cast<std::uint16_t>(left[c] / choice.tp[cells[c].type]);
+            if (cap[k] == 0) continue;
+            reachable |= static_cast<std::uint8_t>(1u << cells[c].type);
+            order[k++] = static_cast<std::uint8_t>(c);
         }
+        if (reachable != choice.types) continue;
+        std::array<int, max_cells + 1> suffix{};
+        for (std::size_t j = k; j-- > 0;) suffix[j] = suffix[j + 1] + cap[j];
+        if (suffix[0] < sp.D) continue;
+        composition comp;
+        comp.tp = choice.tp;
+        // Depth-first over the cells in `order`, largest count first; `used` is the placement so
+        // far, judged by the pruners whenever a cell joins it (monotone: a dropped placement
+        // drops all its extensions).
+        auto rec = [&](auto&& self, std::size_t j, int rest, std::uint32_t used, std::uint8_t seen) -> void {
+            const std::uint32_t with = used | std::uint32_t{1} << order[j];
+            const bool may_join = sp.keeps(stage, with, choice.types);
+            if (j + 1 == k) {
+                if (rest > cap[j] || (rest > 0 && !may_join)) return;
+                comp.n[order[j]] = static_cast<std::uint16_t>(rest);
+                const std::uint8_t types = rest > 0 ? std::uint8_t(seen | 1u << cells[order[j]].type) : seen;
+                if (types == choice.types) f(comp, choice);
+                comp.n[order[j]] = 0;
+                return;
+            }
+            const int lo = std::max(0, rest - suffix[j + 1]);
+            for (int v = std::min<int>(rest, may_join ? cap[j] : 0); v >= lo; --v) {
+                comp.n[order[j]] = static_cast<std::uint16_t>(v);
+                if (v > 0) self(self, j + 1, rest - v, with, std::uint8_t(seen | 1u << cells[order[j]].type));
+                else self(self, j + 1, rest, used, seen);
+            }
+            comp.n[order[j]] = 0;
+        };
+        rec(rec, 0, sp.D, 0u, std::uint8_t{0});
+    }
 }
 
-/// The links and the all-reduce of one stage's replica set, priced as the simulator does.
-struct stage_pricing {
-    [[nodiscard]] static endpoint at(const stage_problem& sp, std::size_t cell, const composition& c) {
-        const auto& rc = sp.cells->cells[cell];
-        return {rc.zone, rc.gpu, c.tp[rc.type]};
-    }
-
-    /// Ring all-reduce over the replicas in worker order, and the egress it pays (§4.3).
-    /// Only distinct ring edges matter: within a cell, between consecutive cells, and the wrap.
-    [[nodiscard]] static std::pair<seconds, usd> sync(const stage_problem& sp, int stage, const composition& c) {
-        const auto& net = sp.pb->hw.network;
-        const bytes size = sp.stages[static_cast<std::size_t>(stage)].gradients;
-        const int n = sp.D;
-        if (n <= 1 || size.value <= 0) return {seconds{0}, usd{0}};
-        std::array<std::uint8_t, max_cells> present{};
-        std::size_t k = 0;
-        for (std::size_t q = 0; q < sp.cells->cells.size(); ++q)
-            if (c.n[q] > 0) present[k++] = static_cast<std::uint8_t>(q);
-        // Replica k sits in present[cell_of(k)]; the shared collective prices the ring.
-        std::array<int, max_cells + 1> starts{};
-        for (std::size_t j = 0; j < k; ++j) starts[j + 1] = starts[j] + c.n[present[j]];
-        auto cell_of = [&](int pos) {
-            std::size_t j = 0;
-            while (starts[j + 1] <= pos) ++j;
-            return present[j];
-        };
-        const seconds t = collective::bucketed_ring_all_reduce(n, size, sp.bucket, [&](int pos) -> decltype(auto) {
-            return net.between(at(sp, cell_of(pos), c), at(sp, cell_of((pos + 1) % n), c));
-        });
-        usd egress{0};
-        if (sp.track_money && k >= 2) {
-            const bytes per_edge = size * (2.0 * double(n - 1) / double(n));
-            for (std::size_t j = 0; j < k; ++j) {
-                const auto& a = sp.cells->cells[present[j]];
-                const auto& b = sp.cells->cells[present[(j + 1) % k]];
-                if (a.zone != b.zone) egress += net.egress_price(a.zone, b.zone) * per_edge;
-            }
-        }
-        return {t, egress};
-    }
-
-    struct boundary {
-        seconds fwd{}, bwd{};  ///< activations a -> b, gradients b -> a (slowest pair)
-        usd egress{};
-    };
-
-    /// Boundary between stage `s` (composition a) and stage s+1 (composition b): replica k of
-    /// one pairs with replica k of the other in worker order.
-    [[nodiscard]] static boundary exact(const stage_problem& sp, int s, const composition& a, const composition& b) {
-        const auto& net = sp.pb->hw.network;
-        const bytes size = sp.stages[static_cast<std::size_t>(s)].activations;
-        boundary out;
-        std::size_t ca = 0, cb = 0;
-        int left_a = 0, left_b = 0, pos = 0;
-        while (pos < sp.D) {
-            while (left_a == 0) left_a = a.n[ca++];
-            while (left_b == 0) left_b = b.n[cb++];
-            const int run = std::min(left_a, left_b);
-            const endpoint ea = at(sp, ca - 1, a), eb = at(sp, cb - 1, b);
-            out.fwd = max(out.fwd, net.between(ea, eb).transfer_time(size));
-            out.bwd = max(out.bwd, net.between(eb, ea).transfer_time(size));
-            if (sp.track_money && ea.zone != eb.zone) {
-                double mb = 0;
-                for (int q = pos; q < pos + run; ++q) mb += sp.microbatches_at(q);
-                const bytes moved = size * mb;
-                out.egress += net.egress_price(ea.zone, eb.zone) * moved + net.egress_price(eb.zone, ea.zone) * moved;
-            }
-            left_a -= run;
-            left_b -= run;
-            pos += run;
-        }
-        return out;
-    }
-
-    /// Upper bound on the boundary from the cells each side uses: the slowest pair of cells,
-    /// and all traffic at the dearest cross-zone price when any pair crosses zones.
-    [[nodiscard]] static boundary bound(const stage_problem& sp, int s, const composition& a, const composition& b) {
-        const auto& net = sp.pb->hw.network;
-        const bytes size = sp.stages[static_cast<std::size_t>(s)].activations;
-        const std::size_t C = sp.cells->cells.size();
-        boundary out;
-        usd_per_byte fwd_price{0}, bwd_price{0};
-        for (std::size_t x = 0; x < C; ++x) {
-            if (a.n[x] == 0) continue;
-            for (std::size_t y = 0; y < C; ++y) {
-                if (b.n[y] == 0) continue;
-                const endpoint ea = at(sp, x, a), eb = at(sp, y, b);
-                out.fwd = max(out.fwd, net.between(ea, eb).transfer_time(size));
-                out.bwd = max(out.bwd, net.between(eb, ea).transfer_time(size));
-                fwd_price = max(fwd_price, net.egress_price(ea.zone, eb.zone));
-                bwd_price = max(bwd_price, net.egress_price(eb.zone, ea.zone));
-            }
-        }
-        if (sp.track_money) out.egress = (fwd_price + bwd_price) * (size * double(sp.microbatches));
-        return out;
-    }
-};
-
+template <concepts::time_model Time = sailor_time_model>
 class stage_dp {
 public:
-    /// Solves one instance; nullopt when no composition of every stage fits (or none meets the
-    /// constraint). Reuses its tables across calls without reallocating.
-    [[nodiscard]] std::optional<dp_solution> solve(const stage_problem& sp, const dp_goal& goal) {
-        sp_ = &sp;
-        goal_ = goal;
-        // make_stage_problem fills the floors; a hand-built instance gets them here.
-        const bool has_bound = sp.bound.prefix.sum.size() == sp.stages.size() + 1;
-        if (!goal.floors) own_bound_ = instance_bound::zero(sp.stages.size());
-        else if (!has_bound) own_bound_ = make_instance_bound(sp);
-        bound_ = goal.floors && has_bound ? &sp.bound : &own_bound_;
-        if (!bound_->feasible()) return std::nullopt;  // exact: the floors' resource test is necessary
-        memo_.clear();
-        pool_.clear();
-        sync_cache_.clear();
-        boundary_cache_.clear();
-        if (scratch_.size() < static_cast<std::size_t>(sp.P) + 1) scratch_.resize(static_cast<std::size_t>(sp.P) + 1);
-        cell_counts left{};
-        for (std::size_t c = 0; c < sp.cells->cells.size(); ++c)
-            left[c] = static_cast<std::uint16_t>(sp.cells->cells[c].capacity);
-        const auto [off, len] = solve_state(0, left, composition{});
-        stats_.states += memo_.size();
-        stats_.entries += pool_.size();
+    explicit stage_dp(Time tm = {}, bool floors = true) : tm_(std::move(tm)), floors_(floors) {}
 
-        // Root: pick the best entry under the goal; ties keep the earlier (deterministic).
-        const double m1 = double(sp.per_replica - 1);
-        std::optional<std::uint32_t> best;
-        double best_t = 0, best_c = 0;
-        for (std::uint32_t k = off; k < off + len; ++k) {
-            const suffix_terms& e = pool_[k].terms;
-            const double t = e.sum + m1 * e.strag + e.sync + e.upd;
-            const double c = e.rate * t + e.comm;
-            if (goal.max_cost && (!sp.track_money || c > *goal.max_cost)) continue;
-            if (goal.min_throughput && 1.0 / t < *goal.min_throughput) continue;
-            const bool better = !best || (goal.target == objective::throughput ? (t < best_t || (t == best_t && c < best_c))
-                                                                               : (c < best_c || (c == best_c && t < best_t)));
-            if (better) best = k, best_t = t, best_c = c;
-        }
-        if (!best) return std::nullopt;
-        dp_solution out;
-        out.iteration = seconds{best_t};
-        out.cost = usd{best_c};
-        for (std::uint32_t k = *best; k != none; k = pool_[k].child) out.stages.push_back(pool_[k].comp);
-        return out;
+    [[nodiscard]] static constexpr const char* name() { return "stage DP"; }
+    [[nodiscard]] const Time& time_model() const { return tm_; }
+    /// Whether partial solutions are pruned with the instance's floors (off: the straightforward DP).
+    [[nodiscard]] bool floors() const { return floors_; }
+
+    /// Fills the instance's floors with this solver's time model (the planner calls it once per
+    /// instance, before asking the bound).
+    template <class SP>
+    void prepare(SP& sp) const {
+        make_instance_bound(sp.bound, sp, tm_);
     }
 
+    /// Solves one instance: the entry that minimises the objective among those it admits, under
+    /// the cut-off; nullopt when none (or when stopped: stopped() says so).
+    template <class SP, concepts::objective O>
+    [[nodiscard]] std::optional<dp_solution> solve(const problem& pb, const SP& sp, const O& o, const solve_limits& lim) {
+        (void)pb;
+        begin(sp, o, lim);
+        if (!bound_->feasible()) return std::nullopt;  // exact: the floors' resource test is necessary
+        cell_counts left{};
+        for (std::size_t c = 0; c < sp.cells->cells.size(); ++c) left[c] = static_cast<std::uint16_t>(sp.cells->cells[c].capacity);
+        const auto [off, len] = solve_state(sp, o, 0, left, composition{});
+        stats_.states += memo_.size();
+        stats_.entries += pool_.size();
+        if (stopped_) return std::nullopt;
+        return root(sp, o, off, len);
+    }
+
+    [[nodiscard]] bool stopped() const { return stopped_; }
     [[nodiscard]] const dp_stats& stats() const { return stats_; }
     void reset_stats() { stats_ = {}; }
 
@@ -288,19 +179,108 @@ private:
         std::array<std::uint8_t, max_types> prev_tp{};
         friend bool operator==(const key& a, const key& b) { return std::memcmp(&a, &b, sizeof(key)) == 0; }
     };
-    static_assert(sizeof(key) == 2 + 2 * sizeof(cell_counts) + max_types, "dp key must have no padding");
-    struct key_hash {
-        std::size_t operator()(const key& k) const noexcept {
-            const auto* p = reinterpret_cast<const unsigned char*>(&k);
-            std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-            for (std::size_t i = 0; i < sizeof(key); ++i) h = (h ^ p[i]) * 1099511628211ull;
-            return static_cast<std::size_t>(h ^ (h >> 29));
-        }
+    static_assert(std::has_unique_object_representations_v<key>, "dp key must have no padding");
+    struct span {
+        std::uint32_t off = 0, len = 0;
     };
+    struct boundary {
+        double fwd = 0, bwd = 0;  ///< activations a -> b, gradients b -> a (slowest pair)
+        double egress = 0;        ///< USD
+    };
+    struct ring_price {
+        double time = 0, egress = 0;
+    };
+    /// Cache keys: three 32-bit fields, no padding, hashed bytewise.
+    struct key3 {
+        std::uint32_t a = 0, b = 0, c = 0;
+        friend bool operator==(const key3&, const key3&) = default;
+    };
+
+    template <class SP, class O>
+    void begin(const SP& sp, const O& o, const solve_limits& lim) {
+        cutoff_ = lim.cutoff;
+        poll_ = stop_poll(lim.stop);
+        stopped_ = false;
+        money_ = uses_money(o);
+        measure_ = concepts::measured_objective<O>;
+        per_replica_ = sp.per_replica;
+        if (!floors_) {
+            if (zero_.stages.size() != static_cast<std::size_t>(sp.P)) zero_ = instance_bound::zero(static_cast<std::size_t>(sp.P));
+            // Feasibility is still decided by the floors' resource test when they exist.
+            zero_.straggler = sp.bound.feasible() ? 0.0 : std::numeric_limits<double>::infinity();
+            bound_ = &zero_;
+        } else {
+            bound_ = &sp.bound;
+        }
+        measure_rate_.fill(0);
+        if constexpr (concepts::measured_objective<O>)
+            for (std::size_t c = 0; c < sp.cells->cells.size(); ++c)
+                measure_rate_[c] = o.gpu_rate(*sp.pb, sp.cells->cells[c].gpu, sp.cells->cells[c].zone);
+        memo_.clear();
+        pool_.clear();
+        sync_cache_.clear();
+        bound_cache_.clear();
+        p2p_cache_.clear();
+        if (scratch_.size() < static_cast<std::size_t>(sp.P) + 1) scratch_.resize(static_cast<std::size_t>(sp.P) + 1);
+        if (ring_.capacity() < static_cast<std::size_t>(sp.D)) ring_.reserve(static_cast<std::size_t>(sp.D));
+    }
+
+    /// Root: the admitted entry with the least objective value; ties: cheaper, then faster, then
+    /// earlier (deterministic).
+    template <class SP, class O>
+    [[nodiscard]] std::optional<dp_solution> root(const SP&, const O& o, std::uint32_t off, std::uint32_t len) {
+        std::optional<std::uint32_t> best;
+        objective_terms best_t;
+        double best_v = 0;
+        for (std::uint32_t k = off; k < off + len; ++k) {
+            const objective_terms t = terms_at(pool_[k].terms);
+            if (!o.admits(t)) continue;
+            const double v = o.value(t);
+            if (!best || v < best_v || (v == best_v && (t.usd < best_t.usd || (t.usd == best_t.usd && t.iteration < best_t.iteration))))
+                best = k, best_t = t, best_v = v;
+        }
+        if (!best) return std::nullopt;
+        dp_solution out;
+        out.terms = best_t;
+        out.iteration = seconds{best_t.iteration};
+        out.cost = usd{best_t.usd};
+        chosen_.clear();
+        for (std::uint32_t k = *best; k != none; k = pool_[k].child) chosen_.push_back(pool_[k].comp);
+        out.stages = chosen_;
+        return out;
+    }
+
+    /// The terms of a complete plan from its root entry.
+    [[nodiscard]] objective_terms terms_at(const suffix_terms& e) const {
+        objective_terms t;
+        t.iteration = one_f_one_b_iteration(e.sum, e.strag, per_replica_, e.sync, e.upd);
+        t.usd = money_ ? e.rate * t.iteration + e.comm : 0.0;
+        t.measure = measure_ ? e.mrate * t.iteration : 0.0;
+        return t;
+    }
+
+    /// Whether a plan whose stages from `i` on have (at best) these terms misses the objective:
+    /// the stages before `i` are taken at their floors (bound/instance_floors.hpp), which hold
+    /// for any prefix, so the memo stays exact. Floors are shrunk by the slack first.
+    template <class O>
+    [[nodiscard]] bool beyond(const O& o, int i, const suffix_terms& e) const {
+        const instance_bound& b = *bound_;
+        const auto at = static_cast<std::size_t>(i);
+        const double strag = std::max({e.strag, b.straggler, b.prefix.strag[at]});
+        objective_terms f;
+        f.iteration = one_f_one_b_iteration(b.prefix.sum[at] + e.sum, strag, per_replica_, std::max(e.sync, b.prefix.sync[at]),
+                                            std::max(e.upd, b.prefix.update[at]));
+        if (money_) f.usd = (b.prefix.rate[at] + e.rate) * f.iteration + e.comm;
+        if (measure_) f.measure = e.mrate * f.iteration;
+        constexpr double over = 1 + bound_slack;
+        f.iteration /= over, f.usd /= over, f.measure /= over;
+        return !o.admits(f) || o.value(f) > cutoff_;
+    }
 
     /// The same for stage `i` alone, known by its terms except the activations it will send
     /// on, with every later stage at its floors.
-    [[nodiscard]] bool beyond_stage(int i, suffix_terms e) const {
+    template <class O>
+    [[nodiscard]] bool beyond_stage(const O& o, int i, suffix_terms e) const {
         const instance_bound& b = *bound_;
         const auto at = static_cast<std::size_t>(i);
         const double own = e.sum + b.stages[at].p2p_out;
@@ -309,141 +289,214 @@ private:
         e.sync = std::max(e.sync, b.suffix.sync[at + 1]);
         e.upd = std::max(e.upd, b.suffix.update[at + 1]);
         e.rate += b.suffix.rate[at + 1];
-        return beyond(i, e);
+        return beyond(o, i, e);
     }
 
-    /// Whether a plan whose stages from `i` on have (at best) these terms misses the goal; the
-    /// stages before `i` are taken at their floors (prune/instance_bound.hpp), which hold for
-    /// any prefix, so the memo stays exact.
-    [[nodiscard]] bool beyond(int i, const suffix_terms& e) const {
-        const instance_bound& b = *bound_;
-        const auto at = static_cast<std::size_t>(i);
-        const double strag = std::max({e.strag, b.straggler, b.prefix.strag[at]});
-        const double t = b.prefix.sum[at] + e.sum + double(sp_->per_replica - 1) * strag + std::max(e.sync, b.prefix.sync[at]) +
-                         std::max(e.upd, b.prefix.update[at]);
-        constexpr double over = 1 + bound_slack;
-        if (goal_.min_throughput && t * *goal_.min_throughput > over) return true;
-        if (!sp_->track_money) return goal_.target == objective::throughput && t > goal_.bound * over;
-        const double c = (b.prefix.rate[at] + e.rate) * t + e.comm;
-        if (goal_.max_cost && c > *goal_.max_cost * over) return true;
-        return (goal_.target == objective::throughput ? t : c) > goal_.bound * over;
+    /// Endpoint of cell `c` at the composition's TP for its type.
+    template <class SP>
+    [[nodiscard]] static endpoint at(const SP& sp, std::size_t c, const composition& comp) {
+        const auto& rc = sp.cells->cells[c];
+        return {rc.zone, rc.gpu, comp.tp[rc.type]};
+    }
+
+    /// The time model's p2p time for one message of stage `s`'s activations, both ways,
+    /// memoised per instance.
+    template <class SP>
+    std::pair<double, double> p2p(const SP& sp, int s, endpoint a, endpoint b) {
+        const key3 k{std::uint32_t(s), a.key(), b.key()};
+        if (const auto* hit = p2p_cache_.find(k)) return *hit;
+        const bytes size = sp.stages[static_cast<std::size_t>(s)].activations;
+        const std::pair<double, double> v{p2p_time_of(tm_, *sp.pb, a, b, size).value, p2p_time_of(tm_, *sp.pb, b, a, size).value};
+        p2p_cache_.insert(k, v);
+        return v;
+    }
+
+    /// Boundary between stage `s` (composition a) and stage s+1 (composition b): replica k of
+    /// one pairs with replica k of the other in worker order, as the simulator pairs them.
+    template <class SP>
+    boundary exact_boundary(const SP& sp, int s, const composition& a, const composition& b) {
+        const auto& net = sp.pb->hw.network;
+        const bytes size = sp.stages[static_cast<std::size_t>(s)].activations;
+        boundary out;
+        std::size_t ca = 0, cb = 0;
+        int left_a = 0, left_b = 0, pos = 0;
+        while (pos < sp.D) {
+            while (left_a == 0) left_a = a.n[ca++];
+            while (left_b == 0) left_b = b.n[cb++];
+            const int run = std::min(left_a, left_b);
+            const endpoint ea = at(sp, ca - 1, a), eb = at(sp, cb - 1, b);
+            const auto [f, w] = p2p(sp, s, ea, eb);
+            out.fwd = std::max(out.fwd, f);
+            out.bwd = std::max(out.bwd, w);
+            if (money_ && ea.zone != eb.zone) {
+                double mb = 0;
+                for (int q = pos; q < pos + run; ++q) mb += sp.microbatches_at(q);
+                const bytes moved = size * mb;
+                out.egress += (net.egress_price(ea.zone, eb.zone) * moved + net.egress_price(eb.zone, ea.zone) * moved).value;
+            }
+            left_a -= run;
+            left_b -= run;
+            pos += run;
+        }
+        return out;
     }
 
     /// Which cells a composition uses and each type's TP, packed (cache keys).
-    [[nodiscard]] std::uint32_t shape(const composition& c) const {
+    template <class SP>
+    [[nodiscard]] static std::uint32_t shape(const SP& sp, const composition& c) {
         std::uint32_t mask = 0, tps = 0;
-        for (std::size_t q = 0; q < sp_->cells->cells.size(); ++q) mask |= std::uint32_t(c.n[q] > 0) << q;
+        for (std::size_t q = 0; q < sp.cells->cells.size(); ++q) mask |= std::uint32_t(c.n[q] > 0) << q;
         for (std::size_t t = 0; t < max_types; ++t) tps |= std::uint32_t(std::bit_width(unsigned(c.tp[t]))) << (3 * t);
         return mask | tps << 16;
     }
 
-    /// stage_pricing::bound depends only on the two shapes: cached per instance.
-    stage_pricing::boundary boundary_bound(int s, const composition& a, const composition& b) {
-        if (s > 255) return stage_pricing::bound(*sp_, s, a, b);  // beyond the key's 8 bits
-        const std::uint64_t k = std::uint64_t(s) << 56 | std::uint64_t(shape(a)) << 28 | shape(b);
-        if (auto it = boundary_cache_.find(k); it != boundary_cache_.end()) return it->second;
-        const auto v = stage_pricing::bound(*sp_, s, a, b);
-        boundary_cache_.emplace(k, v);
-        return v;
+    /// Upper bound on the boundary from the cells each side uses: the slowest pair of cells, and
+    /// all traffic at the dearest cross-zone price when any pair crosses zones. Depends only on
+    /// the two shapes: memoised per instance.
+    template <class SP>
+    boundary bound_boundary(const SP& sp, int s, const composition& a, const composition& b) {
+        const key3 k{std::uint32_t(s), shape(sp, a), shape(sp, b)};
+        if (const auto* hit = bound_cache_.find(k)) return *hit;
+        const auto& net = sp.pb->hw.network;
+        const bytes size = sp.stages[static_cast<std::size_t>(s)].activations;
+        const std::size_t C = sp.cells->cells.size();
+        boundary out;
+        usd_per_byte fwd_price{0}, bwd_price{0};
+        for (std::size_t x = 0; x < C; ++x) {
+            if (a.n[x] == 0) continue;
+            for (std::size_t y = 0; y < C; ++y) {
+                if (b.n[y] == 0) continue;
+                const endpoint ea = at(sp, x, a), eb = at(sp, y, b);
+                const auto [f, w] = p2p(sp, s, ea, eb);
+                out.fwd = std::max(out.fwd, f);
+                out.bwd = std::max(out.bwd, w);
+                fwd_price = max(fwd_price, net.egress_price(ea.zone, eb.zone));
+                bwd_price = max(bwd_price, net.egress_price(eb.zone, ea.zone));
+            }
+        }
+        if (money_) out.egress = ((fwd_price + bwd_price) * (size * double(sp.microbatches))).value;
+        bound_cache_.insert(k, out);
+        return out;
     }
 
-    /// The ring depends on which cells take part, which hold more than one replica (edges
-    /// inside a cell) and the TPs: cached per instance on those.
-    std::pair<seconds, usd> stage_sync(int stage, const composition& c) {
-        if (stage > 255) return stage_pricing::sync(*sp_, stage, c);  // beyond the key's 8 bits
-        std::uint64_t multi = 0;
-        for (std::size_t q = 0; q < sp_->cells->cells.size(); ++q) multi |= std::uint64_t(c.n[q] > 1) << q;
-        const std::uint64_t k = std::uint64_t(stage) << 56 | multi << 28 | shape(c);
-        if (auto it = sync_cache_.find(k); it != sync_cache_.end()) return it->second;
-        auto v = stage_pricing::sync(*sp_, stage, c);
-        sync_cache_.emplace(k, v);
-        return v;
+    /// The stage's all-reduce over its replicas in worker order, priced by the time model, and
+    /// the egress of its cross-zone ring edges (§4.3). It depends on which cells take part, which
+    /// hold more than one replica (edges inside a cell) and the TPs: memoised on those.
+    template <class SP>
+    ring_price stage_sync(const SP& sp, int stage, const composition& c) {
+        std::uint32_t multi = 0;
+        for (std::size_t q = 0; q < sp.cells->cells.size(); ++q) multi |= std::uint32_t(c.n[q] > 1) << q;
+        const key3 k{std::uint32_t(stage), multi, shape(sp, c)};
+        if (const auto* hit = sync_cache_.find(k)) return *hit;
+        const bytes size = sp.stages[static_cast<std::size_t>(stage)].gradients;
+        ring_price out;
+        if (sp.D > 1 && size.value > 0) {
+            ring_.clear();
+            for (std::size_t q = 0; q < sp.cells->cells.size(); ++q)
+                for (int r = 0; r < c.n[q]; ++r) ring_.push_back(at(sp, q, c));
+            out.time = sync_time_of(tm_, *sp.pb, ring_, size).value;
+            if (money_) {
+                const bytes per_edge = collective::ring_all_reduce_bytes_per_edge(sp.D, size);
+                std::array<std::uint8_t, max_cells> present{};
+                std::size_t n = 0;
+                for (std::size_t q = 0; q < sp.cells->cells.size(); ++q)
+                    if (c.n[q] > 0) present[n++] = static_cast<std::uint8_t>(q);
+                for (std::size_t j = 0; j < n && n >= 2; ++j) {
+                    const zone_id za = sp.cells->cells[present[j]].zone, zb = sp.cells->cells[present[(j + 1) % n]].zone;
+                    if (za != zb) out.egress += (sp.pb->hw.network.egress_price(za, zb) * per_edge).value;
+                }
+            }
+        }
+        sync_cache_.insert(k, out);
+        return out;
     }
 
-    /// Returns the [offset, length) of the front of state (i, left, prev) in pool_.
-    std::pair<std::uint32_t, std::uint32_t> solve_state(int i, const cell_counts& left, const composition& prev) {
-        const stage_problem& sp = *sp_;
+    /// Returns the span of the front of state (i, left, prev) in pool_.
+    template <class SP, class O>
+    span solve_state(const SP& sp, const O& o, int i, const cell_counts& left, const composition& prev) {
         key k;
         k.stage = static_cast<std::uint16_t>(i);
         k.left = left;
         if (i > 0) {
-            for (std::size_t q = 0; q < max_cells; ++q)
-                k.prev[q] = sp.exact_boundaries ? prev.n[q] : static_cast<std::uint16_t>(prev.n[q] > 0);
+            for (std::size_t q = 0; q < max_cells; ++q) k.prev[q] = sp.exact_boundaries ? prev.n[q] : static_cast<std::uint16_t>(prev.n[q] > 0);
             k.prev_tp = prev.tp;
         }
-        if (auto it = memo_.find(k); it != memo_.end()) return it->second;
+        if (const span* hit = memo_.find(k)) return *hit;
 
         auto& front = scratch_[static_cast<std::size_t>(i)];  // filled below, copied to pool_ at the end
         front.clear();
         const bool last = i + 1 == sp.P;
-        const bool money = sp.track_money;
         const auto& cells = sp.cells->cells;
-        // The boundary is priced from the key's view of the previous stage, so equal keys
-        // always get equal fronts.
+        // The boundary is priced from the key's view of the previous stage, so equal keys always
+        // get equal fronts.
         composition seen_prev;
         seen_prev.n = k.prev;
         seen_prev.tp = k.prev_tp;
 
         for_each_composition(sp, i, left, [&](const composition& comp, const tp_choice& choice) {
             ++stats_.compositions;
-            const auto [sync, ring_egress] = stage_sync(i, comp);
-            double rate = 0;
+            if (stopped_ || (poll_() && (stopped_ = true))) return;
+            const ring_price sync = stage_sync(sp, i, comp);
+            double rate = 0, mrate = 0;
             cell_counts rest = left;
             for (std::size_t q = 0; q < cells.size(); ++q) {
                 const int gpus = comp.n[q] * comp.tp[cells[q].type];
                 rest[q] = static_cast<std::uint16_t>(rest[q] - gpus);
                 rate += gpus * sp.usd_per_gpu_second[cells[q].type];
+                mrate += gpus * measure_rate_[q];
             }
-            stage_pricing::boundary b;
-            if (i > 0)
-                b = sp.exact_boundaries ? stage_pricing::exact(sp, i - 1, seen_prev, comp) : boundary_bound(i - 1, seen_prev, comp);
-            const double own = (choice.compute + b.bwd).value;
-            const double egress = (ring_egress + b.egress).value;
+            boundary b;
+            if (i > 0) b = sp.exact_boundaries ? exact_boundary(sp, i - 1, seen_prev, comp) : bound_boundary(sp, i - 1, seen_prev, comp);
+            const double own = choice.compute.value + b.bwd;
+            const double egress = sync.egress + b.egress;
+            const suffix_terms mine{own, own, sync.time, choice.update.value, b.fwd, money_ ? rate : 0.0, money_ ? egress : 0.0,
+                                    measure_ ? mrate : 0.0};
             if (last) {
-                entry e;
-                e.terms = {own, own, sync.value, choice.update.value, b.fwd.value, money ? rate : 0.0, money ? egress : 0.0};
-                e.comp = comp;
-                if (!beyond(i, e.terms)) pareto_insert(front, e, money);
+                if (!beyond(o, i, mine)) pareto_insert(front, entry{mine, none, comp}, money_, measure_);
                 return;
             }
-            // Skip the subtree when even floors for every later stage miss the goal.
-            if (beyond_stage(i, {own, own, sync.value, choice.update.value, 0.0, money ? rate : 0.0, money ? egress : 0.0}))
-                return;
-            const auto [off, len] = solve_state(i + 1, rest, comp);
-            for (std::uint32_t c = off; c < off + len; ++c) {
+            // Skip the subtree when even floors for every later stage miss the objective.
+            suffix_terms alone = mine;
+            alone.extra = 0;
+            if (beyond_stage(o, i, alone)) return;
+            const span next = solve_state(sp, o, i + 1, rest, comp);
+            for (std::uint32_t c = next.off; c < next.off + next.len; ++c) {
                 const suffix_terms& s = pool_[c].terms;
                 const double t = own + s.extra;
-                entry e;
-                e.terms = {s.sum + t,
-                           std::max(s.strag, t),
-                           std::max(s.sync, sync.value),
-                           std::max(s.upd, choice.update.value),
-                           b.fwd.value,
-                           money ? s.rate + rate : 0.0,
-                           money ? s.comm + egress : 0.0};
-                e.child = c;
-                e.comp = comp;
-                if (!beyond(i, e.terms)) pareto_insert(front, e, money);
+                entry e{{s.sum + t, std::max(s.strag, t), std::max(s.sync, mine.sync), std::max(s.upd, mine.upd), b.fwd,
+                         s.rate + mine.rate, s.comm + mine.comm, s.mrate + mine.mrate},
+                        c, comp};
+                if (!beyond(o, i, e.terms)) pareto_insert(front, e, money_, measure_);
             }
         });
 
-        const auto off = static_cast<std::uint32_t>(pool_.size());
+        const span out{static_cast<std::uint32_t>(pool_.size()), static_cast<std::uint32_t>(front.size())};
         pool_.insert(pool_.end(), front.begin(), front.end());
-        const std::pair<std::uint32_t, std::uint32_t> span{off, static_cast<std::uint32_t>(front.size())};
-        memo_.emplace(k, span);
-        return span;
+        memo_.insert(k, out);
+        return out;
     }
 
-    const stage_problem* sp_ = nullptr;
+    Time tm_;
+    bool floors_ = true;
     const instance_bound* bound_ = nullptr;
-    instance_bound own_bound_;
-    dp_goal goal_{};
-    std::unordered_map<key, std::pair<std::uint32_t, std::uint32_t>, key_hash> memo_;
-    std::unordered_map<std::uint64_t, std::pair<seconds, usd>> sync_cache_;
-    std::unordered_map<std::uint64_t, stage_pricing::boundary> boundary_cache_;
+    instance_bound zero_;
+    double cutoff_ = std::numeric_limits<double>::infinity();
+    stop_poll poll_{nullptr};
+    bool stopped_ = false, money_ = false, measure_ = false;
+    int per_replica_ = 1;
+    std::array<double, max_cells> measure_rate_{};
+    flat_memo<key, span, bytes_hash<key>> memo_{1024};
+    flat_memo<key3, ring_price, bytes_hash<key3>> sync_cache_{256};
+    flat_memo<key3, boundary, bytes_hash<key3>> bound_cache_{256};
+    flat_memo<key3, std::pair<double, double>, bytes_hash<key3>> p2p_cache_{256};
     std::vector<entry> pool_;
     std::vector<std::vector<entry>> scratch_;
+    std::vector<endpoint> ring_;
+    std::vector<composition> chosen_;  ///< the last solution's compositions
     dp_stats stats_;
 };
+
+static_assert(concepts::check_solver<stage_dp<>, stage_problem<>, max_throughput>());
+static_assert(concepts::check_solver<stage_dp<>, stage_problem<>, min_cost>());
 
 }  // namespace hetplan::search

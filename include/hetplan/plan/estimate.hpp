@@ -1,6 +1,6 @@
 #pragma once
 // What the cost models return: totals with their breakdowns (per worker for memory, per stage
-// for time), so that a user sees why a plan is slow or does not fit.
+// for time), so that a user sees why a plan is slow or does not fit; `estimate` holds all three.
 #include <vector>
 
 #include "hetplan/core/units.hpp"
@@ -67,6 +67,13 @@ struct money_report {
     usd communication{};
     usd total{};
     bytes cross_zone{};   ///< bytes that leave their zone per iteration
+};
+
+/// A plan priced by a simulator: memory, time and money.
+struct estimate {
+    memory_report memory;
+    time_report time;
+    money_report money;
 };
 
 }  // namespace hetplan

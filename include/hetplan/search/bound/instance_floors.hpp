@@ -1,17 +1,19 @@
 #pragma once
-// Exact branch and bound for Sailor's search: a lower bound on every plan of one stage_problem
-// instance, from the stage menus, the pool and the network, before any DP is run. It prunes
+// Exact branch and bound for Sailor's search (concepts::bound): a lower bound on every plan of one
+// stage_problem instance, from the stage menus, the pool and the time model, before any DP is
+// run. It prunes
 // whole instances against the best plan so far, and — as prefix and suffix aggregates —
 // partial solutions inside the stage DP. Nothing here is a heuristic: each floor is at most the
 // value the simulator (Sailor §4.3) gives any plan of the instance.
 //
 //   compute   the fastest typing of the stage that could alone supply D replicas from the pool
-//   p2p       activations in and gradients out over the fastest link between any endpoints the
-//             neighbouring stages could use
+//   p2p       activations in and gradients out at the time model's fastest p2p_time between any
+//             endpoints the neighbouring stages could use
 //   straggler the smallest stage time v such that typings no slower than v can serve every
 //             stage at once, even fractionally (fractional_assignment_fits, by LP duality)
-//   sync      a ring all-reduce of the stage's gradients over D replicas on the fastest link
-//             between any two endpoints it could use (a ring is as slow as its slowest edge)
+//   sync      the time model's sync_floor over the endpoints the stage could use (Sailor's: a
+//             ring all-reduce on the fastest link, since a ring is as slow as its slowest edge;
+//             0 for a model that gives no floor)
 //   update    the fastest optimizer step of any typing
 //   rate      USD/s of D replicas at the cheapest typing (for the cost objective)
 #include <algorithm>
@@ -23,8 +25,11 @@
 
 #include <boost/container/small_vector.hpp>
 
+#include "hetplan/concepts/bound.hpp"
+#include "hetplan/cost/time/one_f_one_b.hpp"
 #include "hetplan/hardware/collectives.hpp"
 #include "hetplan/search/cells.hpp"
+#include "hetplan/search/model_probe.hpp"
 
 namespace hetplan::search {
 
@@ -48,6 +53,10 @@ struct instance_bound {
         std::vector<double> sum, strag, sync, update, rate;
     };
     aggregate prefix, suffix;
+    /// Scratch, kept between instances: endpoints each stage could use, straggler thresholds.
+    using endpoints = boost::container::small_vector<endpoint, 16>;
+    std::vector<endpoints> ends;
+    std::vector<double> thresholds;
 
     [[nodiscard]] bool feasible() const { return straggler < std::numeric_limits<double>::infinity(); }
 
@@ -66,7 +75,7 @@ struct instance_bound {
     [[nodiscard]] double iteration(int per_replica) const {
         if (!feasible()) return std::numeric_limits<double>::infinity();
         const std::size_t P = stages.size();
-        return prefix.sum[P] + double(per_replica - 1) * straggler + prefix.sync[P] + prefix.update[P];
+        return one_f_one_b_iteration(prefix.sum[P], straggler, per_replica, prefix.sync[P], prefix.update[P]);
     }
     /// Lower bound on USD per iteration (GPU time only; egress is never negative).
     [[nodiscard]] double cost(int per_replica) const {
@@ -111,23 +120,42 @@ template <class Allowed>
     }
 }
 
-/// Builds the bound for an instance. `SP` is a stage_problem (kept generic to avoid a cycle).
-template <class SP>
-[[nodiscard]] instance_bound make_instance_bound(const SP& sp) {
+/// A floor of a stage's all-reduce over `n` replicas drawn from the endpoints `ends`: the time
+/// model's sync_floor; for a model with no sync_time, the network ring the search falls back to
+/// (the fastest uniform ring); else 0.
+template <class Time>
+[[nodiscard]] double sync_floor_of(const Time& tm, const problem& pb, std::span<const endpoint> ends, int n, bytes size) {
+    if constexpr (requires { tm.sync_floor(pb, ends, n, size); }) {
+        return tm.sync_floor(pb, ends, n, size).value;
+    } else if constexpr (!concepts::has_sync_time<Time>) {
+        double best = std::numeric_limits<double>::infinity();
+        for (const endpoint& x : ends)
+            for (const endpoint& y : ends) best = std::min(best, collective::ring_all_reduce(n, size, pb.hw.network.between(x, y)).value);
+        return best < std::numeric_limits<double>::infinity() ? best : 0.0;
+    } else {
+        return 0.0;
+    }
+}
+
+/// Fills `b` for an instance `sp` (a stage_problem), reusing its buffers; `tm` is the time model
+/// the stage DP prices with.
+template <class SP, class Time>
+void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm) {
     constexpr double inf = std::numeric_limits<double>::infinity();
     const auto& cells = sp.cells->cells;
-    const auto& net = sp.pb->hw.network;
+    const problem& pb = *sp.pb;
     const std::size_t T = sp.cells->types.size();
-    const std::size_t P = sp.stages.size();
+    const std::size_t P = static_cast<std::size_t>(sp.P);
     std::array<int, max_types> cap{};
     for (const auto& c : cells) cap[c.type] += c.capacity;
 
-    instance_bound b;
-    b.stages.resize(P);
+    b.stages.assign(P, stage_floor{});
+    b.straggler = inf;
     // Endpoints (cell, TP) each stage's typings could place a replica on.
-    using endpoints = boost::container::small_vector<endpoint, 16>;
-    std::vector<endpoints> ends(P);
+    auto& ends = b.ends;
+    if (ends.size() < P) ends.resize(P);
     for (std::size_t i = 0; i < P; ++i) {
+        ends[i].clear();
         stage_floor& f = b.stages[i];
         for (const auto& ch : sp.stages[i].choices) {
             int supply = 0;
@@ -147,14 +175,14 @@ template <class SP>
             f.update = std::min(f.update, ch.update.value);
             f.rate = std::min(f.rate, cheapest * sp.D);
         }
-        if (!(f.compute < inf)) return b;  // some stage can never be served: infeasible
+        if (!(f.compute < inf)) return;  // some stage can never be served: infeasible
     }
 
     // Fastest transfer between two endpoint sets; neighbouring boundaries usually repeat.
-    auto fastest = [&](const endpoints& from, const endpoints& to, bytes size) {
+    auto fastest = [&](const instance_bound::endpoints& from, const instance_bound::endpoints& to, bytes size) {
         double best = inf;
         for (const endpoint& x : from)
-            for (const endpoint& y : to) best = std::min(best, net.between(x, y).transfer_time(size).value);
+            for (const endpoint& y : to) best = std::min(best, p2p_time_of(tm, pb, x, y, size).value);
         return best;
     };
     for (std::size_t i = 0; i + 1 < P; ++i) {
@@ -167,7 +195,8 @@ template <class SP>
 
     // Straggler: the smallest threshold on stage time (singleton typings' compute plus the
     // stage's p2p floor) at which the pool can serve every stage; monotone in the threshold.
-    std::vector<double> thresholds;
+    auto& thresholds = b.thresholds;
+    thresholds.clear();
     for (std::size_t i = 0; i < P; ++i)
         for (const auto& ch : sp.stages[i].choices)
             if (std::has_single_bit(unsigned(ch.types)))
@@ -191,7 +220,7 @@ template <class SP>
         return fractional_assignment_fits(allowed, sp.D, cap, T);
     };
     const auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !serves_all(v); });
-    if (it == thresholds.end()) return b;
+    if (it == thresholds.end()) return;
 
     // Sync: the fastest uniform ring over endpoints the stage could use.
     for (std::size_t i = 0; i < P && sp.D > 1; ++i) {
@@ -199,12 +228,7 @@ template <class SP>
             b.stages[i].sync = b.stages[i - 1].sync;
             continue;
         }
-        double best = inf;
-        for (const endpoint& x : ends[i])
-            for (const endpoint& y : ends[i])
-                best = std::min(
-                    best, collective::bucketed_ring_all_reduce(sp.D, sp.stages[i].gradients, sp.bucket, net.between(x, y)).value);
-        b.stages[i].sync = best < inf ? best : 0.0;
+        b.stages[i].sync = sync_floor_of(tm, pb, {ends[i].data(), ends[i].size()}, sp.D, sp.stages[i].gradients);
     }
 
     for (auto* a : {&b.prefix, &b.suffix})
@@ -228,7 +252,23 @@ template <class SP>
         b.suffix.rate[i] = b.suffix.rate[i + 1] + f.rate;
     }
     b.straggler = std::max(*it, strag);
-    return b;
 }
+
+/// The bound piece of Sailor's planner: the instance's floors (computed with the instance).
+struct instance_floors {
+    [[nodiscard]] static constexpr const char* name() { return "instance floors"; }
+    template <class SP>
+    [[nodiscard]] objective_terms floor(const problem&, const SP& sp) const {
+        return {sp.bound.iteration(sp.per_replica), sp.bound.cost(sp.per_replica), 0, 0, 0};
+    }
+};
+
+/// No bound: every candidate is solved in full, and the DP compares only the terms a partial
+/// solution already has (the straightforward search, the tests' reference).
+struct no_bound {
+    [[nodiscard]] static constexpr const char* name() { return "no bound"; }
+    template <class C>
+    [[nodiscard]] objective_terms floor(const problem&, const C&) const { return {}; }
+};
 
 }  // namespace hetplan::search

@@ -1,0 +1,159 @@
+#pragma once
+// What every planner does around its search, in one place: the clock, the stop condition, the
+// hooks, and the ranked list. A planner offers each plan it builds; the run validates it against
+// the planner's memory model, prices its objective terms, keeps it if the objective admits it,
+// tells the hooks, and at the end ranks the list (objective value; plans within 0.1 % of the
+// best by the objective's tie-break) and returns plan_result.
+//
+// The list also bounds the search (branch and bound): cutoff() is the objective value above
+// which a candidate can no longer enter it: `rank_within` above the best, and the keep-th value
+// once `keep` plans are in.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "hetplan/concepts/solver.hpp"
+#include "hetplan/plan/validator.hpp"
+#include "hetplan/search/hooks.hpp"
+#include "hetplan/search/objective.hpp"
+#include "hetplan/search/request.hpp"
+#include "hetplan/search/result.hpp"
+
+namespace hetplan::search {
+
+/// Plans within this relative distance of the best are ordered by the objective's tie-break.
+inline constexpr double tie_tolerance = 1e-3;
+
+template <class O, class... Hooks>
+class search_run {
+public:
+    search_run(const problem& pb, const plan_request<O, Hooks...>& rq, std::size_t keep = 1)
+        : pb_(pb), o_(rq.objective), hooks_(rq.hooks), stop_(rq.stop), top_(std::max<std::size_t>(rq.top, 1)),
+          keep_(std::max(keep, top_)), within_(rq.rank_within), t0_(std::chrono::steady_clock::now()) {}
+
+    [[nodiscard]] const problem& pb() const { return pb_; }
+    [[nodiscard]] const O& objective() const { return o_; }
+    [[nodiscard]] boost::hana::tuple<Hooks...>& hooks() { return hooks_; }
+    [[nodiscard]] const stop_condition& stop() const { return stop_; }
+    [[nodiscard]] search_stats& stats() { return stats_; }
+    void note(std::string s) { notes_.push_back(std::move(s)); }
+
+    /// Whether the search must end: the stop condition, or a hook asked.
+    [[nodiscard]] bool stopping() {
+        if (!stopped_ && stop_.requested()) stopped_ = true;
+        return stopped_;
+    }
+    /// Marks the run stopped (a solver noticed the stop condition, or a hook asked).
+    void halt() { stopped_ = true; }
+
+    /// The limits to hand a solver: the cut-off, and the stop condition.
+    [[nodiscard]] solve_limits limits() const { return {cutoff().value_or(std::numeric_limits<double>::infinity()), &stop_}; }
+    /// Objective value above which a plan cannot enter the ranked list; none while it is empty.
+    [[nodiscard]] std::optional<double> cutoff() const {
+        if (values_.empty()) return std::nullopt;
+        double cut = values_.front() * (1 + within_);
+        if (values_.size() >= keep_) cut = std::min(cut, values_.back());
+        return cut;
+    }
+    /// The best value so far (+inf: none).
+    [[nodiscard]] double best() const { return values_.empty() ? std::numeric_limits<double>::infinity() : values_.front(); }
+
+    template <class C>
+    void candidate(const C& c) {
+        ++stats_.candidates;
+        if (notify_candidate(hooks_, c)) halt();
+    }
+    template <class C, class P>
+    void pruned(const C& c, const P& by) {
+        ++stats_.pruned;
+        if (notify_pruned(hooks_, c, by)) halt();
+    }
+    /// A candidate went through the solver: the hooks hear it, and the progress.
+    template <class C, class S>
+    void solved(const C& c, const S& s) {
+        ++stats_.solved;
+        if (notify_solved(hooks_, c, s)) halt();
+        if (notify_step(hooks_, search_progress{stats_.solved, best(), unit_of(o_)})) halt();
+    }
+
+    /// Offers a complete plan priced as `est` by the planner's simulator: validated with the
+    /// planner's memory model `mm`, kept when the objective admits it. Returns its objective
+    /// value when kept. A plan the validator rejects is a bug of the search: counted and noted.
+    template <class MemoryModel>
+    std::optional<double> offer(plan pl, const estimate& est, seconds predicted, const MemoryModel& mm, const std::string& what) {
+        const auto report = validate(pb_, pl, mm);
+        if (!report.ok()) {
+            ++stats_.invalid;
+            note("rejected " + what + ": " + report.summary());
+            return std::nullopt;
+        }
+        ++stats_.plans;
+        std::optional<double> out;
+        const objective_terms t = terms_of(o_, pb_, pl, est);
+        if (!o_.admits(t)) ++refused_;
+        if (o_.admits(t)) {
+            const double v = o_.value(t);
+            out = v;
+            const bool duplicate = std::any_of(found_.begin(), found_.end(), [&](const ranked_plan& r) { return r.pl == pl; });
+            if (!duplicate) {
+                const bool incumbent = v < best();
+                values_.insert(std::upper_bound(values_.begin(), values_.end(), v), v);
+                if (values_.size() > keep_) values_.pop_back();
+                found_.push_back({std::move(pl), est, t, v, predicted});
+                if (incumbent && notify_incumbent(hooks_, found_.back())) halt();
+            }
+        }
+        return out;
+    }
+
+    /// The ranked plans: best value first; those within 0.1 % of the best by the tie-break; then
+    /// only those within `rank_within` of the best, at most `top`.
+    [[nodiscard]] plan_result finish(std::string planner) {
+        plan_result out;
+        out.planner = std::move(planner);
+        std::stable_sort(found_.begin(), found_.end(), [](const ranked_plan& a, const ranked_plan& b) { return a.value < b.value; });
+        if (!found_.empty()) {
+            const double best_value = found_.front().value;
+            const double tie = best_value + std::abs(best_value) * tie_tolerance;
+            const auto tied = std::partition_point(found_.begin(), found_.end(), [&](const ranked_plan& r) { return r.value <= tie; });
+            std::stable_sort(found_.begin(), tied, [&](const ranked_plan& a, const ranked_plan& b) {
+                return tie_break(o_, a.terms) < tie_break(o_, b.terms);
+            });
+            const double limit = best_value + std::abs(best_value) * within_;
+            std::erase_if(found_, [&](const ranked_plan& r) { return r.value > limit; });
+        }
+        if (found_.size() > top_) found_.resize(top_);
+        if (found_.empty() && refused_ > 0)
+            notes_.push_back(std::to_string(refused_) + " valid plan(s) found but not admitted by the objective's constraints "
+                             "(budget, minimum throughput)");
+        out.plans = std::move(found_);
+        out.stats = std::move(stats_);
+        out.notes = std::move(notes_);
+        out.stopped = stopped_;
+        if (stopped_) out.notes.push_back("stopped early: the best plans found so far");
+        out.elapsed = seconds{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count()};
+        return out;
+    }
+
+private:
+    const problem& pb_;
+    O o_;
+    boost::hana::tuple<Hooks...> hooks_;
+    stop_condition stop_;
+    std::size_t top_, keep_;
+    double within_;
+    std::chrono::steady_clock::time_point t0_;
+    std::vector<double> values_;  ///< the best `keep` values so far, increasing
+    std::vector<ranked_plan> found_;
+    search_stats stats_;
+    std::vector<std::string> notes_;
+    std::size_t refused_ = 0;  ///< valid plans the objective did not admit
+    bool stopped_ = false;
+};
+
+}  // namespace hetplan::search

@@ -1,0 +1,61 @@
+#pragma once
+// Search strategies (concepts::search_strategy): the order in which a range of candidates is
+// walked and when the walk stops. Each step reports the objective value its candidate reached
+// (lower is better; none when it had no admitted plan, or could not enter the ranked list).
+//   exhaustive_walk         every candidate, in order (exact; Sailor's Table 3 "DP only")
+//   descending_until_worse  Sailor's H3 (§4.2.1): data-parallel degrees from the largest down,
+//                           stopping at the first value no better than the best so far
+//   ascending_until_worse   Sailor's H4: from the smallest up, the same stopping rule
+// H3/H4 assume the value is unimodal along the range; they may miss the optimum where it is not.
+#include <iterator>
+#include <optional>
+
+#include "hetplan/concepts/search_strategy.hpp"
+
+namespace hetplan::search {
+
+struct exhaustive_walk {
+    template <class Range, class Step>
+    void walk(const Range& r, Step&& step) const {
+        for (const auto& c : r)
+            if (step(c).stop) return;
+    }
+};
+
+namespace detail {
+template <class It, class Step>
+void until_worse(It first, It last, Step& step) {
+    std::optional<double> best;
+    for (; first != last; ++first) {
+        const step_outcome r = step(*first);
+        if (r.stop) return;
+        if (!r.value) continue;  // nothing here (too few GPUs, or bounded out): go on
+        if (best && *r.value >= *best) return;
+        best = r.value;
+    }
+}
+}  // namespace detail
+
+struct descending_until_worse {
+    template <class Range, class Step>
+    void walk(const Range& r, Step&& step) const {
+        detail::until_worse(std::rbegin(r), std::rend(r), step);
+    }
+};
+
+struct ascending_until_worse {
+    template <class Range, class Step>
+    void walk(const Range& r, Step&& step) const {
+        detail::until_worse(std::begin(r), std::end(r), step);
+    }
+};
+
+/// Sailor's default (§4.2.1): H3 for throughput-first objectives, H4 otherwise. A tag the Sailor
+/// planner resolves per objective (search::prefers_throughput).
+struct sailor_dp_order {};
+
+static_assert(concepts::check_search_strategy<exhaustive_walk>());
+static_assert(concepts::check_search_strategy<descending_until_worse>());
+static_assert(concepts::check_search_strategy<ascending_until_worse>());
+
+}  // namespace hetplan::search

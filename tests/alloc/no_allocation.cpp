@@ -1,0 +1,113 @@
+// The search hot loops allocate nothing once warm (issue 14): a global operator new that counts,
+// around the stage DP on instances it has seen (building the instance, its floors, and solving
+// it) and Zorse's Phase 2 on a candidate (every ministage count priced, none better than the cut-off).
+// Its own binary: replacing operator new is global.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "hetplan/fixtures/example.hpp"
+#include "hetplan/planners/sailor.hpp"
+#include "hetplan/planners/zorse.hpp"
+
+namespace {
+std::atomic<std::size_t> allocations{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+    allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+using namespace hetplan;
+using namespace hetplan::search;
+
+namespace {
+/// Allocations made by f().
+template <class F>
+std::size_t count(F&& f) {
+    const std::size_t before = allocations.load();
+    f();
+    return allocations.load() - before;
+}
+}  // namespace
+
+TEST_CASE("stage DP: no allocation per instance once warm (built, bounded, solved)") {
+    const auto in = fixtures::default_planning_example();  // GPT-Neo-2.7 on 32 A100 + 96 V100
+    const problem pb = in.as_problem();
+    const h1_tp_within_node h1{};
+    const cell_set cells = h6_merge_zones{}(make_cells(pb.hw, pb.pool(), [&](gpu_type_id g) { return !h1(pb, g).empty(); }));
+    std::vector<std::vector<int>> tps;
+    for (auto g : cells.types) tps.push_back(h1(pb, g));
+    const prune::all pruners{h2_memory_fit<>{}, h5_one_region{}};
+    pruners.begin(pb);
+    stage_dp<> dp;
+    stage_problem<prune::all<h2_memory_fit<>, h5_one_region>> sp;
+    boost::hana::tuple<> hooks;
+    std::size_t solved = 0, states = 0;
+    for (int P : {4, 8}) {
+        const auto part = even_partition(pb.model.num_layers(), P);
+        const auto times = time_stages(pb, cells, part, 2, tps, dp.time_model(), {}, schedule_kind::one_f_one_b);
+        for (int D : {4, 8, 16}) {
+            auto instance = [&] {
+                build_stage_problem(sp, pb, cells, part, 2, D, times, pruners, tp_level{}, {}, hooks);
+                dp.prepare(sp);
+                const auto sol = dp.solve(pb, sp, max_throughput{}, {});
+                solved += sol ? 1 : 0;
+            };
+            // Warm-up: tables grow to this instance's size. The first one allocates (which shows the
+            // counter counts).
+            const std::size_t warm = count(instance);
+            if (P == 4 && D == 4) CHECK(warm > 0);
+            instance();
+            const std::size_t states_before = dp.stats().states;
+            CAPTURE(P);
+            CAPTURE(D);
+            CHECK(count(instance) == 0);
+            states += dp.stats().states - states_before;
+        }
+    }
+    CHECK(solved > 0);
+    CHECK(states > 0);  // the DP did work while nothing was allocated
+}
+
+TEST_CASE("Zorse phase 2: no allocation per candidate once warm") {
+    const auto in = fixtures::default_planning_example();
+    const problem pb = in.as_problem();
+    const auto ms = machines_of(pb.hw, pb.pool());
+    const auto partitions = cluster_partitions(pb.hw, ms);
+    REQUIRE_FALSE(partitions.partitions.empty());
+    const auto& groups = partitions.partitions.front();
+    std::vector<zorse_group_comm> comm;
+    for (const auto& g : groups) {
+        std::vector<machine> ring;
+        for (int i : g)
+            for (int k = 0; k < ms[std::size_t(i)].gpus; ++k) ring.push_back(ms[std::size_t(i)]);
+        comm.emplace_back(pb, ring);
+    }
+    std::vector<const zorse_group_comm*> order;
+    for (const auto& c : comm) order.push_back(&c);
+    zorse_layer_table table;
+    std::vector<std::vector<std::size_t>> rows;
+    for (const auto* g : order) {
+        rows.emplace_back();
+        for (const machine& m : g->ring) rows.back().push_back(table.add(pb, m.gpu, 4, true));
+    }
+    const prune::all pruners{zorse_memory_fit{}};
+    zorse_phase2<> solver;
+    const zorse_candidate<prune::all<zorse_memory_fit>> cand{order, rows, 4, 0.0, &table, &pruners};
+    const auto best = solver.solve(pb, cand, max_throughput{}, {});
+    REQUIRE(best);
+    // The same candidate under its own optimum as the cut-off: every ministage count is priced
+    // again, none is better, nothing is returned, nothing allocated.
+    const solve_limits cut{best->terms.iteration, nullptr};
+    const std::size_t priced = solver.configurations;
+    CHECK(count([&] { CHECK_FALSE(solver.solve(pb, cand, max_throughput{}, cut)); }) == 0);
+    CHECK(solver.configurations > priced);
+}
