@@ -64,7 +64,8 @@ double load_and_plan(const io::cephalo::world_spec& spec) {
     const auto w = io::cephalo::load_world(cephalo_root(), spec);
     cephalo_options opt;
     opt.compute_memory = w.compute_memory;
-    return cephalo_planner(opt).plan(w.pb()).throughput();
+    const auto r = cephalo_planner<>(opt).plan(w.pb());
+    return r.best() ? r.best()->throughput() : 0.0;
 }
 
 }  // namespace

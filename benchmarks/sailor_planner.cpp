@@ -46,12 +46,10 @@ struct small {
 TEST_CASE("Sailor planner: DP vs exhaustive search, 16 GPUs, heuristics off") {
     const small s;
     sailor_options opt;
-    opt.heuristics = sailor_heuristics::none();
-    opt.max_pipeline_degree = 2;
-    opt.microbatch_sizes = {1, 2};
-    BENCHMARK("stage DP (exact)") { return sailor_planner(opt).plan(s.pb()).ranked.size(); };
-    opt.exhaustive = true;
-    BENCHMARK("exhaustive") { return sailor_planner(opt).plan(s.pb()).ranked.size(); };
+    opt.space.max_pipeline_degree = 2;
+    opt.space.microbatch_sizes = {1, 2};
+    BENCHMARK("stage DP (exact)") { return exact_sailor_planner(opt).plan(s.pb()).plans.size(); };
+    BENCHMARK("exhaustive") { return exact_sailor_planner(opt).exhaustive().plan(s.pb()).plans.size(); };
 }
 
 namespace {
@@ -63,13 +61,14 @@ std::filesystem::path sailor_root() {
 
 /// Reads the scenario's files, sets the pool (GPUs per (type, zone), in the order given) and
 /// plans: what a scheduler does on each availability change.
+template <class O = max_throughput>
 std::size_t load_and_plan(const std::string& model, const std::vector<std::string>& gpus, const std::vector<std::string>& zones,
-                          const std::vector<int>& per_type_zone, const sailor_options& opt) {
+                          const std::vector<int>& per_type_zone, O objective = {}) {
     auto w = io::sailor::load_world(sailor_root(), model, gpus, zones);
     std::size_t k = 0;
     for (std::size_t z = 0; z < zones.size(); ++z)
         for (std::size_t g = 0; g < gpus.size(); ++g) w.hw.pool.set(gpu_type_id{g}, zone_id{z}, per_type_zone[k++ % per_type_zone.size()]);
-    return sailor_planner(opt).plan(w.pb()).ranked.size();
+    return sailor_planner<>().plan(w.pb(), plan_request<O>{objective}).plans.size();
 }
 
 }  // namespace
@@ -77,25 +76,20 @@ std::size_t load_and_plan(const std::string& model, const std::vector<std::strin
 TEST_CASE("Sailor planner: the issue's scenarios, full depth, reading the inputs included") {
     if (sailor_root().empty()) return;
     const std::vector<std::string> av{"A100-40", "V100-16"};
-    BENCHMARK("item 1: OPT-350, 128 A100 + 128 V100") { return load_and_plan("OPT-350", av, {"us-central1-a"}, {128, 128}, {}); };
+    BENCHMARK("item 1: OPT-350, 128 A100 + 128 V100") { return load_and_plan("OPT-350", av, {"us-central1-a"}, {128, 128}); };
     for (auto [a, v] : {std::pair{32, 96}, std::pair{80, 240}, std::pair{128, 384}})
         BENCHMARK("item 2: GPT-Neo-2.7, " + std::to_string(a) + " A100 + " + std::to_string(v) + " V100") {
-            return load_and_plan("GPT-Neo-2.7", av, {"us-central1-a"}, {a, v}, {});
+            return load_and_plan("GPT-Neo-2.7", av, {"us-central1-a"}, {a, v});
         };
     BENCHMARK("item 3: OPT-350, 32 A100 in each of 5 zones, 2 regions") {
         return load_and_plan("OPT-350", {"A100-40"}, {"us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f", "us-west1-b"},
-                             {32}, {});
+                             {32});
     };
-    sailor_options cheapest;
-    cheapest.target = objective::cost;
-    cheapest.min_throughput = 0.2;
     BENCHMARK("item 4: OPT-350, 2 zones x (128 A100 + 128 V100), min cost, >= 0.2 it/s") {
-        return load_and_plan("OPT-350", av, {"us-central1-a", "us-central1-b"}, {128}, cheapest);
+        return load_and_plan("OPT-350", av, {"us-central1-a", "us-central1-b"}, {128}, min_cost{{{}, 0.2}});
     };
-    sailor_options budget;
-    budget.max_cost = usd{1.2};
     BENCHMARK("item 4: OPT-350, 2 zones x (128 A100 + 128 V100), max throughput, <= 1.2 USD/it") {
-        return load_and_plan("OPT-350", av, {"us-central1-a", "us-central1-b"}, {128}, budget);
+        return load_and_plan("OPT-350", av, {"us-central1-a", "us-central1-b"}, {128}, max_throughput{{1.2, {}}});
     };
 }
 
@@ -106,11 +100,10 @@ TEST_CASE("Sailor planner: branch and bound vs the straightforward search (same 
         w.hw.pool.set(gpu_type_id{0}, zone_id{0}, 128);
         w.hw.pool.set(gpu_type_id{1}, zone_id{0}, 128);
         sailor_options opt;
-        opt.max_pipeline_degree = max_P;
+        opt.space.max_pipeline_degree = max_P;
         const std::string name = "item 1, P <= " + std::to_string(max_P);
-        BENCHMARK(name + ": branch and bound") { return sailor_planner(opt).plan(w.pb()).ranked.size(); };
-        opt.branch_and_bound = false;
-        BENCHMARK(name + ": straightforward") { return sailor_planner(opt).plan(w.pb()).ranked.size(); };
+        BENCHMARK(name + ": branch and bound") { return sailor_planner<>(opt).plan(w.pb()).plans.size(); };
+        BENCHMARK(name + ": straightforward") { return sailor_planner<>(opt).straightforward().plan(w.pb()).plans.size(); };
     }
 }
 
@@ -119,10 +112,10 @@ TEST_CASE("Sailor planner: 256 GPUs per type in one zone, 1, 2 and 3 types") {
     const std::vector<std::string> all{"A100-40", "V100-16", "GH-96"};  // the types with measured links
     for (std::size_t n = 1; n <= 3; ++n) {
         const std::vector<std::string> types(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
-        BENCHMARK("OPT-350, " + std::to_string(n) + " x 256") { return load_and_plan("OPT-350", types, {"us-central1-a"}, {256}, {}); };
+        BENCHMARK("OPT-350, " + std::to_string(n) + " x 256") { return load_and_plan("OPT-350", types, {"us-central1-a"}, {256}); };
         if (n < 3)  // Sailor's GH-96 profile of GPT-Neo-2.7 has 26 layers, not 34: unusable
             BENCHMARK("GPT-Neo-2.7, " + std::to_string(n) + " x 256") {
-                return load_and_plan("GPT-Neo-2.7", types, {"us-central1-a"}, {256}, {});
+                return load_and_plan("GPT-Neo-2.7", types, {"us-central1-a"}, {256});
             };
     }
 }
@@ -132,11 +125,28 @@ TEST_CASE("Sailor planner: Table 3 ablation, OPT-350 on 32 A100 + 32 V100") {
     auto w = io::sailor::load_world(sailor_root(), "OPT-350", {"A100-40", "V100-16"}, {"us-central1-a"});
     w.hw.pool.set(gpu_type_id{0}, zone_id{0}, 32);
     w.hw.pool.set(gpu_type_id{1}, zone_id{0}, 32);
-    sailor_options dp_only;
-    dp_only.heuristics = sailor_heuristics::none();
-    BENCHMARK("DP only (exact)") { return sailor_planner(dp_only).plan(w.pb()).ranked.size(); };
-    BENCHMARK("+ heuristics H2-H6") { return sailor_planner().plan(w.pb()).ranked.size(); };
-    sailor_options limited;
-    limited.max_cost = usd{0.5};
-    BENCHMARK("+ heuristics, + cost limit 0.5 USD/it") { return sailor_planner(limited).plan(w.pb()).ranked.size(); };
+    BENCHMARK("DP only (exact)") { return exact_sailor_planner().plan(w.pb()).plans.size(); };
+    BENCHMARK("+ heuristics H2-H6") { return sailor_planner<>().plan(w.pb()).plans.size(); };
+    BENCHMARK("+ heuristics, + cost limit 0.5 USD/it") {
+        return sailor_planner<>().plan(w.pb(), plan_request<>{max_throughput{{0.5, {}}}}).plans.size();
+    };
+}
+
+TEST_CASE("Stage DP memo tables: flat open addressing vs std::unordered_map (search/memo.hpp)") {
+    // The built-in 128-GPU problem with exact boundaries (large memo tables): the same search
+    // with each table; the plans are the same.
+    const auto in = fixtures::default_planning_example();
+    sailor_options opt;
+    opt.exact_boundaries = true;
+    opt.space.max_pipeline_degree = 8;
+    const auto flat = sailor_planner<>(opt);
+    const auto node = flat.with_solver(search::stage_dp<sailor_time_model, search::node_memo>(flat.models().time));
+    BENCHMARK("flat_memo (default)") {
+        auto p = flat;
+        return p.plan(in.as_problem()).plans.size();
+    };
+    BENCHMARK("node_memo (std::unordered_map)") {
+        auto p = node;
+        return p.plan(in.as_problem()).plans.size();
+    };
 }

@@ -76,7 +76,8 @@ std::filesystem::path zorse_root() {
 /// Reads the files and plans, as a scheduler does when the cluster changes.
 double load_and_plan(const io::zorse::world_spec& spec) {
     const auto w = io::zorse::load_world(zorse_root(), spec);
-    return zorse_planner().plan(w.pb()).throughput();
+    const auto r = zorse_planner<>().plan(w.pb());
+    return r.best() ? r.best()->throughput() : 0.0;
 }
 
 }  // namespace
@@ -104,5 +105,13 @@ TEST_CASE("Zorse planner on the paper's clusters, reading the published files in
         BENCHMARK(std::string("Cluster A (20 GPUs), ") + model) { return load_and_plan(io::zorse::cluster_a(model)); };
         BENCHMARK(std::string("Cluster B (64 GPUs), ") + model) { return load_and_plan(io::zorse::cluster_b(model)); };
         BENCHMARK(std::string("Cluster C (128 GPUs), ") + model) { return load_and_plan(io::zorse::cluster_c(model)); };
+    }
+    // The exact microbatch split against Zorse's proportional rule, planning only (files read once).
+    for (const char* model : {"deepspeedllama_13b", "deepspeedllama_33b"}) {
+        const auto b = io::zorse::load_world(zorse_root(), io::zorse::cluster_b(model));
+        BENCHMARK(std::string("Cluster B, ") + model + ", exact split") { return zorse_planner<>().plan(b.pb()).plans.size(); };
+        BENCHMARK(std::string("Cluster B, ") + model + ", proportional split") {
+            return zorse_planner<search::proportional_microbatches>().plan(b.pb()).plans.size();
+        };
     }
 }

@@ -46,6 +46,14 @@ template <class Sim = simulator<>,
           class Solver = search::stage_dp<typename Sim::time_type>, class Bound = search::instance_floors,
           class Scan = search::sailor_dp_order, class Zones = search::h6_merge_zones, class Typing = search::pinned_tp>
 class sailor_planner {
+    static_assert(concepts::check_memory_model<typename Sim::memory_type>());
+    static_assert(concepts::check_time_model<typename Sim::time_type>());
+    static_assert(search::prune::judges_any<Pruners, search::sailor_instance, worker_probe, search::stage_typing, search::stage_placement>,
+                  "hetplan::sailor_planner: every pruner must judge one of the candidates Sailor's search makes: "
+                  "`operator()(const problem&, const C&) const` for C = search::sailor_instance, worker_probe, "
+                  "search::stage_typing or search::stage_placement");
+    static_assert(concepts::check_bound<Bound, search::stage_problem<Pruners>>());
+
 public:
     explicit sailor_planner(sailor_options opt = {}, Sim sim = {})
         : sailor_planner(opt, sim, default_pruners(sim), default_solver(sim)) {}
@@ -81,6 +89,7 @@ public:
 
     template <concepts::objective O, class... Hooks>
     [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq) {
+        static_assert(concepts::check_solver<Solver, search::stage_problem<Pruners>, O>());
         pb.model.check();
         pb.job.check();
         search::search_run run(pb, rq, opt_.keep);

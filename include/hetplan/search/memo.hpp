@@ -42,7 +42,8 @@ struct bytes_hash {
 template <class K, class V, class Hash = std::hash<K>>
 class flat_memo {
 public:
-    explicit flat_memo(std::size_t capacity = 64) { rebuild(std::bit_ceil(std::max<std::size_t>(capacity, 16))); }
+    flat_memo() : flat_memo(1024) {}
+    explicit flat_memo(std::size_t capacity) { rebuild(std::bit_ceil(std::max<std::size_t>(capacity, 16))); }
 
     [[nodiscard]] V* find(const K& k) {
         for (std::size_t i = hash_(k) & mask_;; i = (i + 1) & mask_) {

@@ -71,4 +71,13 @@ private:
 template <class... Ps>
 all(Ps...) -> all<Ps...>;
 
+/// Whether every pruner of the tuple judges at least one of the candidate kinds Cs (what a
+/// planner generates); a pruner that judges none would never be asked.
+template <class P, class... Cs>
+inline constexpr bool judges_one_of = (concepts::pruner<P, Cs> || ...);
+template <class Tuple, class... Cs>
+inline constexpr bool judges_any = false;
+template <class... Ps, class... Cs>
+inline constexpr bool judges_any<all<Ps...>, Cs...> = (judges_one_of<Ps, Cs...> && ...);
+
 }  // namespace hetplan::search::prune

@@ -17,13 +17,13 @@ public:
     explicit exhaustive_solver(Simulator sim = {}) : sim_(std::move(sim)) {}
     [[nodiscard]] static constexpr const char* name() { return "exhaustive"; }
     [[nodiscard]] const auto& time_model() const { return sim_.time; }
-    template <class SP>
-    void prepare(SP& sp) const {
+    template <class Pr>
+    void prepare(stage_problem<Pr>& sp) const {
         make_instance_bound(sp.bound, sp, sim_.time);
     }
 
-    template <class SP, concepts::objective O>
-    [[nodiscard]] std::optional<dp_solution> solve(const problem& pb, const SP& sp, const O& o, const solve_limits& lim) {
+    template <class Pr, concepts::objective O>
+    [[nodiscard]] std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits& lim) {
         std::optional<dp_solution> best;
         double best_v = 0;
         std::vector<composition> chosen(static_cast<std::size_t>(sp.P));

@@ -124,7 +124,9 @@ void for_each_composition(const SP& sp, int stage, const cell_counts& left, F&& 
     }
 }
 
-template <concepts::time_model Time = sailor_time_model>
+/// `Memo` is the memo table (search::memo_table): flat_memo by default, node_memo (a std::
+/// unordered_map) for comparison.
+template <concepts::time_model Time = sailor_time_model, template <class, class, class> class Memo = flat_memo>
 class stage_dp {
 public:
     explicit stage_dp(Time tm = {}, bool floors = true) : tm_(std::move(tm)), floors_(floors) {}
@@ -136,15 +138,15 @@ public:
 
     /// Fills the instance's floors with this solver's time model (the planner calls it once per
     /// instance, before asking the bound).
-    template <class SP>
-    void prepare(SP& sp) const {
+    template <class Pr>
+    void prepare(stage_problem<Pr>& sp) const {
         make_instance_bound(sp.bound, sp, tm_);
     }
 
     /// Solves one instance: the entry that minimises the objective among those it admits, under
     /// the cut-off; nullopt when none (or when stopped: stopped() says so).
-    template <class SP, concepts::objective O>
-    [[nodiscard]] std::optional<dp_solution> solve(const problem& pb, const SP& sp, const O& o, const solve_limits& lim) {
+    template <class Pr, concepts::objective O>
+    [[nodiscard]] std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits& lim) {
         (void)pb;
         begin(sp, o, lim);
         if (!bound_->feasible()) return std::nullopt;  // exact: the floors' resource test is necessary
@@ -485,7 +487,7 @@ private:
     bool stopped_ = false, money_ = false, measure_ = false;
     int per_replica_ = 1;
     std::array<double, max_cells> measure_rate_{};
-    flat_memo<key, span, bytes_hash<key>> memo_{1024};
+    Memo<key, span, bytes_hash<key>> memo_{};
     flat_memo<key3, ring_price, bytes_hash<key3>> sync_cache_{256};
     flat_memo<key3, boundary, bytes_hash<key3>> bound_cache_{256};
     flat_memo<key3, std::pair<double, double>, bytes_hash<key3>> p2p_cache_{256};
