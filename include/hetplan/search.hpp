@@ -11,9 +11,11 @@
 #include "hetplan/concepts/hook.hpp"
 
 #include "hetplan/search/bound/instance_floors.hpp"
+#include "hetplan/search/bounded_solve.hpp"
 #include "hetplan/search/build_plan.hpp"
 #include "hetplan/search/cells.hpp"
 #include "hetplan/search/fsdp/batch_dp.hpp"
+#include "hetplan/search/fsdp/cephalo_instance.hpp"
 #include "hetplan/search/fsdp/state_partition.hpp"
 #include "hetplan/search/hooks.hpp"
 #include "hetplan/search/memo.hpp"

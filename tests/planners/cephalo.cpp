@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "../support.hpp"
-#include "hetplan/planners/cephalo.hpp"
+#include "hetplan/planners/cephalo_baselines.hpp"
 #include "../planner_outcomes.hpp"
 
 using namespace hetplan;

@@ -9,7 +9,7 @@
 
 #include "data_dir.hpp"
 #include "hetplan/io.hpp"
-#include "hetplan/planners/cephalo.hpp"
+#include "hetplan/planners/cephalo_baselines.hpp"
 #include "../planner_outcomes.hpp"
 
 using namespace hetplan;

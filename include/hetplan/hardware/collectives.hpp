@@ -31,6 +31,17 @@ seconds ring_steps(int n, bytes size, double steps, EdgeFn&& edge) {
     return slowest * steps;
 }
 
+/// The same when the n edges use only the links in `links`, each at least once (a step is as
+/// slow as the slowest of them): the price of a ring of many GPUs over few distinct links.
+template <concepts::link L>
+seconds ring_steps_on(int n, bytes size, double steps, std::span<const L* const> links) {
+    if (n <= 1 || size.value <= 0) return seconds{0};
+    const bytes chunk = size / n;
+    seconds slowest{0};
+    for (const L* l : links) slowest = max(slowest, l->transfer_time(chunk));
+    return slowest * steps;
+}
+
 /// Ring all-reduce of `size` bytes held by each of n participants: 2(n-1) steps of size/n.
 template <class EdgeFn>
     requires std::invocable<EdgeFn&, int>

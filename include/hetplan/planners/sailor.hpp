@@ -20,6 +20,7 @@
 #include "hetplan/concepts/planner.hpp"
 #include "hetplan/cost/simulator.hpp"
 #include "hetplan/search/bound/instance_floors.hpp"
+#include "hetplan/search/bounded_solve.hpp"
 #include "hetplan/search/build_plan.hpp"
 #include "hetplan/search/prune/all.hpp"
 #include "hetplan/search/prune/h1_tp_within_node.hpp"
@@ -94,7 +95,7 @@ public:
         pb.job.check();
         search::search_run run(pb, rq, opt_.keep);
         pruners_.begin(pb);
-        const domain d = make_domain(pb);
+        const search::sailor_domain d = search::make_sailor_domain(pb, zones_, search::h1_tp_within_node{});
         if (d.cells.ignored_gpus > 0) run.note(std::to_string(d.cells.ignored_gpus) + " GPUs of partial nodes were left out");
         const std::size_t states = solver_stats().states, compositions = solver_stats().compositions;
         for (const search::sailor_family& f : opt_.space.candidates(pb)) {
@@ -109,11 +110,6 @@ public:
     [[nodiscard]] plan_result plan(const problem& pb, const resource_pool& pool) { return plan(pb.with_pool(pool)); }
 
 private:
-    struct domain {
-        search::cell_set cells;
-        std::vector<std::vector<int>> tps;  ///< TP degrees per search type (H1)
-        int gpus = 0;
-    };
     using instance = search::stage_problem<Pruners>;
 
     /// H2 with the simulator's memory model, and H5 (when Pruners is built of them).
@@ -129,13 +125,6 @@ private:
         else return Solver{};
     }
 
-    [[nodiscard]] domain make_domain(const problem& pb) const {
-        const search::h1_tp_within_node h1{};
-        domain d{zones_(search::make_cells(pb.hw, pb.pool(), [&](gpu_type_id g) { return !h1(pb, g).empty(); })), {}, 0};
-        for (gpu_type_id g : d.cells.types) d.tps.push_back(h1(pb, g));
-        for (const auto& c : d.cells.cells) d.gpus += c.capacity;
-        return d;
-    }
     [[nodiscard]] search::dp_stats solver_stats() const {
         if constexpr (requires { solver_.stats(); }) return solver_.stats();
         else return {};
@@ -149,7 +138,7 @@ private:
 
     /// One (P, mbs): its stage timings, then every TP level, each scanning the data-parallel degrees.
     template <class Run>
-    void plan_family(Run& run, const domain& d, const search::sailor_family& f) {
+    void plan_family(Run& run, const search::sailor_domain& d, const search::sailor_family& f) {
         const problem& pb = run.pb();
         const auto times = search::time_stages(pb, d.cells, f.partition, f.mbs, d.tps, solver_.time_model(), memory_, schedule_kind::one_f_one_b);
         std::vector<int> degrees;
@@ -161,7 +150,7 @@ private:
 
     /// One instance (P, mbs, level, D): pruned, bounded, solved, built, priced, offered.
     template <class Run>
-    step_outcome step(Run& run, const domain& d, const search::sailor_family& f, const search::stage_timings& times,
+    step_outcome step(Run& run, const search::sailor_domain& d, const search::sailor_family& f, const search::stage_timings& times,
                       const search::tp_level& level, int D) {
         if (run.stopping()) return {std::nullopt, true};
         const problem& pb = run.pb();
@@ -177,24 +166,11 @@ private:
         auto [memo, fresh] = seen_.try_emplace(std::move(sig));
         if (!fresh) return {memo->second, run.stopping()};
         solver_.prepare(sp_);
-        constexpr bool bnb = !std::is_same_v<Bound, search::no_bound>;
-        const auto cut = run.cutoff();
-        objective_terms floor = bound_.floor(pb, sp_);
-        floor.iteration /= 1 + search::bound_slack, floor.usd /= 1 + search::bound_slack;
-        if (search::value_floor(run.objective(), floor) > cut.value_or(std::numeric_limits<double>::infinity())) {
-            run.pruned(inst, bound_);
-            return {std::nullopt, run.stopping()};
-        }
-        const auto sol = solver_.solve(pb, sp_, run.objective(), {bnb && cut ? *cut : std::numeric_limits<double>::infinity(), &run.stop()});
-        if (solver_.stopped()) run.halt();
-        // The same rule after the fact, so the straightforward search returns the same plans.
-        if (sol && !(cut && run.objective().value(sol->terms) > *cut)) {
-            hetplan::plan pl = search::build_plan(sp_, sol->stages);
+        memo->second = search::bounded_solve(run, sp_, bound_, solver_, [&](const auto& sol) {
+            hetplan::plan pl = search::build_plan(sp_, sol.stages);
             const estimate est = sim_.run(pb, pl);
-            memo->second = run.offer(std::move(pl), est, sol->iteration, sim_.memory,
-                                     "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(D));
-        }
-        run.solved(inst, sol);
+            return run.offer(std::move(pl), est, sol.iteration, sim_.memory, "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(D));
+        });
         return {memo->second, run.stopping()};
     }
 

@@ -15,6 +15,7 @@
 #include "hetplan/core/error.hpp"
 #include "hetplan/hardware/cluster.hpp"
 #include "hetplan/plan/plan.hpp"
+#include "hetplan/plan/problem.hpp"
 
 namespace hetplan::search {
 
@@ -90,6 +91,23 @@ template <class Usable>
         throw input_error("search: " + std::to_string(out.cells.size()) + " (GPU type, zone) cells, at most " +
                           std::to_string(max_cells) + " supported; merge zones (H6) or restrict the pool");
     return out;
+}
+
+/// What a Sailor search allocates from: the cells of whole nodes per (GPU type, zone) of the
+/// types H1 can use (`tps`: their TP degrees), transformed by `zones` (H6 merges a region's
+/// zones, keep_zones does not), and how many GPUs they hold.
+struct sailor_domain {
+    cell_set cells;
+    std::vector<std::vector<int>> tps;  ///< TP degrees per search type (H1)
+    int gpus = 0;
+};
+
+template <class Zones, class TpDegrees>
+[[nodiscard]] sailor_domain make_sailor_domain(const problem& pb, const Zones& zones, const TpDegrees& h1) {
+    sailor_domain d{zones(make_cells(pb.hw, pb.pool(), [&](gpu_type_id g) { return !h1(pb, g).empty(); })), {}, 0};
+    for (gpu_type_id g : d.cells.types) d.tps.push_back(h1(pb, g));
+    for (const auto& c : d.cells.cells) d.gpus += c.capacity;
+    return d;
 }
 
 }  // namespace hetplan::search

@@ -135,15 +135,22 @@ struct zorse_group_comm {
         for (const machine& m : ring)
             if (std::find(distinct.begin(), distinct.end(), m) == distinct.end()) distinct.push_back(m);
         const int n = static_cast<int>(ring.size());
-        auto edge = [&](int k) -> const builtin_link& { return gpu_link(pb.hw, ring[std::size_t(k)], ring[std::size_t((k + 1) % n)]); };
+        // A ring step waits for its slowest edge; edges share few distinct links (the machine's
+        // interconnect, the network between machines), so each layer prices those only.
+        std::vector<const builtin_link*> links;
+        for (int k = 0; k < n; ++k) {
+            const builtin_link* l = &gpu_link(pb.hw, ring[std::size_t(k)], ring[std::size_t((k + 1) % n)]);
+            if (std::find(links.begin(), links.end(), l) == links.end()) links.push_back(l);
+        }
+        auto steps = [&](bytes size) { return collective::ring_steps_on<builtin_link>(n, size, double(n - 1), links).value; };
         ring_bandwidth = std::numeric_limits<double>::infinity();
-        for (int k = 0; k < n; ++k) ring_bandwidth = std::min(ring_bandwidth, edge(k).bandwidth(megabytes(64)).value);
+        for (const builtin_link* l : links) ring_bandwidth = std::min(ring_bandwidth, l->bandwidth(megabytes(64)).value);
         ag.assign(pb.model.layers.size() + 1, 0.0);
         rs = ag;
         for (std::size_t l = 0; l < pb.model.layers.size(); ++l) {
             const double params = pb.model.layers[l].params;
-            ag[l + 1] = ag[l] + collective::ring_all_gather(n, bytes{params * pb.job.weight_bytes()}, edge).value;
-            rs[l + 1] = rs[l] + collective::ring_reduce_scatter(n, bytes{params * pb.job.gradient_bytes()}, edge).value;
+            ag[l + 1] = ag[l] + steps(bytes{params * pb.job.weight_bytes()});
+            rs[l + 1] = rs[l] + steps(bytes{params * pb.job.gradient_bytes()});
         }
     }
     [[nodiscard]] double all_gather(layer_range r) const { return ag[std::size_t(r.end)] - ag[std::size_t(r.begin)]; }
@@ -294,6 +301,7 @@ struct zorse_time_model {
         const auto machines = worker_machines(pb, pl);
         zorse_layer_table table;
         std::vector<zorse_group_comm> comm;
+        comm.reserve(G);
         std::vector<std::vector<layer_range>> ministages(G);
         std::vector<std::vector<std::size_t>> rows(G);
         std::vector<std::vector<int>> counts(G);

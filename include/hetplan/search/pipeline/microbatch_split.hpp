@@ -114,6 +114,14 @@ struct microbatch_split {
         if (p.microbatches < gpus) return std::nullopt;  // every GPU needs a microbatch
         std::array<int, max_split_kinds> u{}, best{};
         const int M = p.microbatches;
+        if (K == 1) {  // closed form: spread evenly
+            microbatch_split_solution out;
+            out.most[0] = (M + p.counts[0] - 1) / p.counts[0];
+            out.total[0] = M;
+            out.terms.iteration = p.term({out.most.data(), 1});
+            if (o.value(out.terms) > lim.cutoff) return std::nullopt;
+            return out;
+        }
         auto value = [&](std::span<const int> x) { return o.value(objective_terms{p.term(x), 0, 0, 0, 0}); };
         // Greedy incumbent: from Zorse's share by speed (rounded down, at least one each), raise
         // the kind whose step raises the term least until M is covered.
@@ -139,7 +147,6 @@ struct microbatch_split {
         best = u;
         double best_v = value({u.data(), K}), best_t = p.term({u.data(), K});
         u.fill(1);
-        if (K == 1) best[0] = (M + p.counts[0] - 1) / p.counts[0], best_v = value({best.data(), 1});  // closed form
         // Depth-first over u_0 .. u_{K-2}; the last kind covers the rest.
         auto rec = [&](auto&& self, std::size_t k, long long covered) -> void {
             const int c = p.counts[k];
@@ -168,7 +175,7 @@ struct microbatch_split {
             }
             u[k] = 1;
         };
-        if (K > 1) rec(rec, 0, 0);
+        rec(rec, 0, 0);
         if (!std::isfinite(best_v) || best_v > lim.cutoff) return std::nullopt;
         microbatch_split_solution out;
         out.terms.iteration = p.term({best.data(), K});

@@ -14,10 +14,17 @@
 
 namespace hetplan::search {
 
+/// Buffers proportional_split_into reuses, so that a warm one allocates nothing.
+struct split_scratch {
+    std::vector<double> exact;
+    std::vector<std::size_t> order;
+};
+
 /// Shares of `total` in proportion to `weights` (all > 0), each at least `at_least`, written to
-/// `out` (resized; its capacity kept, so a warm buffer allocates nothing); false, and `out`
-/// empty, when total < weights.size() x at_least.
-inline bool proportional_split_into(int total, std::span<const double> weights, int at_least, std::vector<int>& out) {
+/// `out`; false, and `out` empty, when total < weights.size() x at_least. `out` and `scratch`
+/// keep their capacity.
+inline bool proportional_split_into(int total, std::span<const double> weights, int at_least, std::vector<int>& out,
+                                    split_scratch& scratch) {
     const std::size_t n = weights.size();
     out.clear();
     if (n == 0 || total < 0 || at_least < 0) throw input_error("proportional split: need weights and non-negative amounts");
@@ -25,31 +32,31 @@ inline bool proportional_split_into(int total, std::span<const double> weights, 
         if (!(w > 0) || !std::isfinite(w)) throw input_error("proportional split: weights must be finite and > 0");
     if (static_cast<long long>(total) < static_cast<long long>(n) * at_least) return false;
     const double sum = std::accumulate(weights.begin(), weights.end(), 0.0);
+    auto& exact = scratch.exact;
+    exact.resize(n);
     out.resize(n);
     int given = 0;
     for (std::size_t i = 0; i < n; ++i) {
-        out[i] = static_cast<int>(std::floor(total * weights[i] / sum));
+        exact[i] = total * weights[i] / sum;
+        out[i] = static_cast<int>(std::floor(exact[i]));
         given += out[i];
     }
-    auto excess = [&](std::size_t i) { return total * weights[i] / sum - out[i]; };  // exact share minus given
-    // The units left go to the largest fractional parts, ties to the earlier (a stable order
-    // without sorting: pick the largest remaining part each time, n is small).
-    auto fraction = [&](std::size_t i) { return total * weights[i] / sum - std::floor(total * weights[i] / sum); };
-    for (int left = total - given; left > 0;) {
-        // Among the parts not yet raised, in order of decreasing fraction, earlier first.
-        std::size_t pick = n;
-        for (std::size_t i = 0; i < n; ++i)
-            if (out[i] == static_cast<int>(std::floor(total * weights[i] / sum)) && (pick == n || fraction(i) > fraction(pick))) pick = i;
-        if (pick == n) pick = 0;  // every part raised once: cannot happen (left < n)
-        ++out[pick];
-        --left;
-    }
+    auto& order = scratch.order;
+    order.resize(n);
+    std::iota(order.begin(), order.end(), 0);
+    // Larger fractional part first, ties to the earlier (std::sort with the index as the last
+    // key: what a stable sort gives, without its buffer).
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const double fa = exact[a] - out[a], fb = exact[b] - out[b];
+        return fa > fb || (fa == fb && a < b);
+    });
+    for (std::size_t k = 0; given < total; ++k, ++given) ++out[order[k % n]];
     // Raise every share to the minimum, taking from the one most above its exact value.
     for (std::size_t i = 0; i < n; ++i)
         while (out[i] < at_least) {
             std::size_t donor = n;
             for (std::size_t j = 0; j < n; ++j)
-                if (out[j] > at_least && (donor == n || -excess(j) > -excess(donor))) donor = j;
+                if (out[j] > at_least && (donor == n || out[j] - exact[j] > out[donor] - exact[donor])) donor = j;
             --out[donor];  // exists: total >= n x at_least
             ++out[i];
         }
@@ -60,7 +67,8 @@ inline bool proportional_split_into(int total, std::span<const double> weights, 
 /// total < weights.size() x at_least.
 [[nodiscard]] inline std::vector<int> proportional_split(int total, std::span<const double> weights, int at_least = 0) {
     std::vector<int> out;
-    proportional_split_into(total, weights, at_least, out);
+    split_scratch scratch;
+    proportional_split_into(total, weights, at_least, out, scratch);
     return out;
 }
 

@@ -152,11 +152,11 @@ private:
         for (std::size_t g = 0; g < G; ++g) {
             rate_.clear();
             for (std::size_t row : c.rows[g]) rate_.push_back(1.0 / c.table->whole(row));
-            if (!proportional_split_into(M, rate_, 1, n_[g])) return false;
+            if (!proportional_split_into(M, rate_, 1, n_[g], scratch_)) return false;
             for (std::size_t i = 0; i < n_[g].size(); ++i) busiest_[g] = std::max(busiest_[g], n_[g][i] * c.table->whole(c.rows[g][i]));
             speed_[g] = 1.0 / busiest_[g];
         }
-        return proportional_split_into(static_cast<int>(c.table->layers()), speed_, 1, layers_);
+        return proportional_split_into(static_cast<int>(c.table->layers()), speed_, 1, layers_, scratch_);
     }
 
     /// The layout of S ministages and each group's microbatches for it (exact split unless
@@ -181,6 +181,7 @@ private:
 
     /// The exact split of group g's M microbatches for its ministages (kinds: GPUs alike in row).
     /// Its term is a time, whatever the plan's objective (every objective is monotone in it).
+    /// One kind: spread evenly, whatever the ministages.
     template <class Pruners>
     bool split_group(const problem& pb, const zorse_candidate<Pruners>& c, std::size_t g, double p2p, int M) {
         const auto& rows = c.rows[g];
@@ -189,6 +190,12 @@ private:
             const auto it = std::find(kinds_.begin(), kinds_.end(), row);
             if (it == kinds_.end()) kinds_.push_back(row), counts_.push_back(1);
             else ++counts_[static_cast<std::size_t>(it - kinds_.begin())];
+        }
+        if (kinds_.size() == 1) {
+            const int n = static_cast<int>(rows.size());
+            if (M < n) return false;
+            for (int i = 0; i < n; ++i) n_[g][std::size_t(i)] = M / n + (i < M % n ? 1 : 0);
+            return true;
         }
         for (std::size_t row : kinds_)
             for (const layer_range& r : ministages_[g]) {
@@ -218,6 +225,7 @@ private:
     std::vector<double> rate_, speed_, busiest_, a_, b_, ag_, agrs_;
     std::vector<int> layers_, counts_, seen_;
     std::vector<std::size_t> kinds_;
+    split_scratch scratch_;
 };
 
 static_assert(concepts::check_pruner<zorse_memory_fit, zorse_layout>());

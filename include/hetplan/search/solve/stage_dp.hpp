@@ -38,6 +38,7 @@
 
 #include "hetplan/concepts/solver.hpp"
 #include "hetplan/cost/time/one_f_one_b.hpp"
+#include "hetplan/search/bounded_solve.hpp"
 #include "hetplan/search/memo.hpp"
 #include "hetplan/search/objective.hpp"
 #include "hetplan/search/solve/pareto_front.hpp"
@@ -53,10 +54,6 @@ struct composition {
     std::array<std::uint8_t, max_types> tp{};
     friend bool operator==(const composition&, const composition&) = default;
 };
-
-/// Relative slack on every bound test: floors and the DP's sums may round differently, and a
-/// partial solution is only dropped when it is clearly above the bound.
-inline constexpr double bound_slack = 1e-9;
 
 /// A solution: its terms and one composition per stage. `stages` views the solver's own storage
 /// (so that solving allocates nothing): valid until the solver's next solve.

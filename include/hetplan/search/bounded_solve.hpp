@@ -1,0 +1,45 @@
+#pragma once
+// One candidate through a bound and a solver: branch and bound's step, for any planner. The
+// bound's floors (shrunk by the slack) give a floor of the objective (objectives are monotone);
+// a candidate whose floor is above the run's cut-off is dropped (the hooks hear it); otherwise
+// the solver gets the cut-off and the stop condition. A solution whose value is above the
+// cut-off is dropped too, after the fact, so a search without a bound (search::no_bound: no
+// cut-off for the solver either, the straightforward reference) returns the same plans.
+// `offer(solution)` builds, prices and offers the plan and returns its objective value.
+#include <limits>
+#include <optional>
+#include <type_traits>
+
+#include "hetplan/concepts/bound.hpp"
+#include "hetplan/concepts/solver.hpp"
+#include "hetplan/search/bound/instance_floors.hpp"
+#include "hetplan/search/objective.hpp"
+
+namespace hetplan::search {
+
+/// Relative slack on every bound test: floors and sums may round differently, and a candidate
+/// is only dropped when it is clearly above the cut-off.
+inline constexpr double bound_slack = 1e-9;
+
+template <class Run, class C, class Bound, class Solver, class Offer>
+std::optional<double> bounded_solve(Run& run, const C& c, const Bound& bound, Solver& solver, Offer&& offer) {
+    static_assert(concepts::check_bound<Bound, C>());
+    constexpr bool bnb = !std::is_same_v<Bound, no_bound>;
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    const auto cut = run.cutoff();
+    objective_terms floor = bound.floor(run.pb(), c);
+    floor.iteration /= 1 + bound_slack, floor.usd /= 1 + bound_slack, floor.measure /= 1 + bound_slack;
+    if (value_floor(run.objective(), floor) > cut.value_or(inf)) {
+        run.pruned(c, bound);
+        return std::nullopt;
+    }
+    const auto sol = solver.solve(run.pb(), c, run.objective(), {bnb && cut ? *cut : inf, &run.stop()});
+    if constexpr (requires { solver.stopped(); })
+        if (solver.stopped()) run.halt();
+    std::optional<double> out;
+    if (sol && !(cut && run.objective().value(sol->terms) > *cut)) out = offer(*sol);
+    run.solved(c, sol);
+    return out;
+}
+
+}  // namespace hetplan::search
