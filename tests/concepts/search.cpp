@@ -151,3 +151,35 @@ TEST_CASE("every planner honours the request's stop condition: a deadline alread
         CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
     }
 }
+
+TEST_CASE("the ranked list: plans within 0.1 % of the best ordered by the objective's tie-break, then by value") {
+    // Three valid plans (the built-in example's, and the same with fewer microbatches on one
+    // replica moved to another) with estimates made up to test the ranking alone.
+    const auto in = fixtures::default_example();
+    const problem pb = in.as_problem();
+    auto priced = [&](double seconds_per_iteration, double usd_per_iteration) {
+        estimate e = simulator<>{}.run(pb, in.example_plan);
+        e.time.iteration = seconds{seconds_per_iteration};
+        e.money.total = usd{usd_per_iteration};
+        return e;
+    };
+    plan other = in.example_plan, third = in.example_plan;
+    other.memory.usable_fraction = 0.99;  // distinct plans, same shape
+    third.memory.usable_fraction = 0.98;
+    search::search_run run(pb, plan_request<>{.top = 3}, 3);
+    run.offer(in.example_plan, priced(1.0, 2.0), {}, sailor_memory_model{}, "fastest, dear");
+    run.offer(other, priced(1.0005, 1.0), {}, sailor_memory_model{}, "within 0.1 %, cheaper");
+    run.offer(third, priced(1.01, 0.5), {}, sailor_memory_model{}, "1 % slower, cheapest");
+    const auto r = run.finish("test");
+    REQUIRE(r.plans.size() == 3);
+    CHECK(r.plans[0].pl == other);              // tied with the best: the cheaper first
+    CHECK(r.plans[1].pl == in.example_plan);
+    CHECK(r.plans[2].pl == third);              // outside the tie: by value, however cheap
+    // Cost first: within 0.1 % of the cheapest, the faster.
+    search::search_run cheap(pb, plan_request<min_cost>{.top = 3}, 3);
+    cheap.offer(in.example_plan, priced(2.0, 1.0), {}, sailor_memory_model{}, "slow");
+    cheap.offer(other, priced(1.0, 1.0005), {}, sailor_memory_model{}, "fast, within 0.1 %");
+    const auto c = cheap.finish("test");
+    REQUIRE(c.plans.size() == 2);
+    CHECK(c.plans[0].pl == other);
+}

@@ -198,4 +198,7 @@ void build_stage_problem(stage_problem<Pruners>& sp, const problem& pb, const ce
     }
 }
 
+static_assert(concepts::check_bound<instance_floors, stage_problem<>>());
+static_assert(concepts::check_bound<no_bound, stage_problem<>>());
+
 }  // namespace hetplan::search

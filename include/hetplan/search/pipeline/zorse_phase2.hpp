@@ -25,6 +25,7 @@
 #include "hetplan/search/objective.hpp"
 #include "hetplan/search/pipeline/microbatch_split.hpp"
 #include "hetplan/search/pipeline/proportional_split.hpp"
+#include "hetplan/search/prune/all.hpp"
 
 namespace hetplan::search {
 
@@ -229,5 +230,6 @@ private:
 };
 
 static_assert(concepts::check_pruner<zorse_memory_fit, zorse_layout>());
+static_assert(concepts::check_solver<zorse_phase2<>, zorse_candidate<prune::all<zorse_memory_fit>>, max_throughput>());
 
 }  // namespace hetplan::search
