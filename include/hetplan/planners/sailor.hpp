@@ -70,17 +70,17 @@ public:
 
     // Swap one piece, keep the others.
     template <class P>
-    auto with_pruners(P p) const { return sailor_planner<Sim, P, Solver, Bound, Scan, Zones, Typing>(opt_, sim_, p, solver_, bound_, scan_, zones_, typing_); }
+    auto with_pruners(P p) const { return remade(opt_, sim_, p, solver_, bound_, scan_, zones_, typing_); }
     template <class S>
-    auto with_solver(S s) const { return sailor_planner<Sim, Pruners, S, Bound, Scan, Zones, Typing>(opt_, sim_, pruners_, s, bound_, scan_, zones_, typing_); }
+    auto with_solver(S s) const { return remade(opt_, sim_, pruners_, s, bound_, scan_, zones_, typing_); }
     template <class B>
-    auto with_bound(B b) const { return sailor_planner<Sim, Pruners, Solver, B, Scan, Zones, Typing>(opt_, sim_, pruners_, solver_, b, scan_, zones_, typing_); }
+    auto with_bound(B b) const { return remade(opt_, sim_, pruners_, solver_, b, scan_, zones_, typing_); }
     template <class S>
-    auto with_scan(S s) const { return sailor_planner<Sim, Pruners, Solver, Bound, S, Zones, Typing>(opt_, sim_, pruners_, solver_, bound_, s, zones_, typing_); }
+    auto with_scan(S s) const { return remade(opt_, sim_, pruners_, solver_, bound_, s, zones_, typing_); }
     template <class Z>
-    auto with_zones(Z z) const { return sailor_planner<Sim, Pruners, Solver, Bound, Scan, Z, Typing>(opt_, sim_, pruners_, solver_, bound_, scan_, z, typing_); }
+    auto with_zones(Z z) const { return remade(opt_, sim_, pruners_, solver_, bound_, scan_, z, typing_); }
     template <class T>
-    auto with_typing(T t) const { return sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, T>(opt_, sim_, pruners_, solver_, bound_, scan_, zones_, t); }
+    auto with_typing(T t) const { return remade(opt_, sim_, pruners_, solver_, bound_, scan_, zones_, t); }
 
     /// The straightforward search (the tests' reference): no floors, neither for instances nor
     /// inside the stage DP. It returns the same plans.
@@ -111,6 +111,9 @@ public:
 
 private:
     using instance = search::stage_problem<Pruners>;
+
+    template <class... Pieces>
+    static auto remade(const sailor_options& o, const Sim& sim, Pieces... p) { return sailor_planner<Sim, Pieces...>(o, sim, std::move(p)...); }
 
     /// H2 with the simulator's memory model, and H5 (when Pruners is built of them).
     [[nodiscard]] static Pruners default_pruners(const Sim& sim) {
