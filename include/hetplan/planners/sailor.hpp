@@ -32,6 +32,7 @@
 #include "hetplan/search/solve/stage_dp.hpp"
 #include "hetplan/search/space.hpp"
 #include "hetplan/search/strategy.hpp"
+#include "hetplan/search/zone_layout.hpp"
 
 namespace hetplan {
 
@@ -170,11 +171,26 @@ private:
         if (!fresh) return {memo->second, run.stopping()};
         solver_.prepare(sp_);
         memo->second = search::bounded_solve(run, sp_, bound_, solver_, [&](const auto& sol) {
-            hetplan::plan pl = search::build_plan(sp_, sol.stages);
-            const estimate est = sim_.run(pb, pl);
+            auto [pl, est] = best_layout(run, search::zone_layouts(sp_, sol.stages));
             return run.offer(std::move(pl), est, sol.iteration, sim_.memory, "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(D));
         });
         return {memo->second, run.stopping()};
+    }
+
+    /// The layout of one solution over the real zones that the objective likes best (admitted first).
+    template <class Run>
+    std::pair<hetplan::plan, estimate> best_layout(Run& run, std::vector<hetplan::plan> layouts) {
+        std::size_t best = 0;
+        estimate best_est = sim_.run(run.pb(), layouts[0]);
+        auto rank = [&](const estimate& e, const hetplan::plan& pl) {
+            const objective_terms t = search::terms_of(run.objective(), run.pb(), pl, e);
+            return std::pair{!run.objective().admits(t), run.objective().value(t)};
+        };
+        for (std::size_t k = 1; k < layouts.size(); ++k) {
+            estimate e = sim_.run(run.pb(), layouts[k]);
+            if (rank(e, layouts[k]) < rank(best_est, layouts[best])) best = k, best_est = std::move(e);
+        }
+        return {std::move(layouts[best]), std::move(best_est)};
     }
 
     sailor_options opt_;

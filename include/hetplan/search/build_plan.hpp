@@ -14,6 +14,16 @@
 
 namespace hetplan::search {
 
+/// Worker order within a stage, (zone, type, TP) — the simulator pairs worker k with worker k of
+/// the next stage — and the microbatches of each position.
+template <class SP>
+void order_workers(const SP& sp, stage& st) {
+    std::stable_sort(st.workers.begin(), st.workers.end(), [](const worker_group& a, const worker_group& b) {
+        return std::tie(a.zone, a.gpu, a.tp) < std::tie(b.zone, b.gpu, b.tp);
+    });
+    for (std::size_t k = 0; k < st.workers.size(); ++k) st.workers[k].num_microbatches = sp.microbatches_at(static_cast<int>(k));
+}
+
 template <class SP>
 [[nodiscard]] plan build_plan(const SP& sp, std::span<const composition> stages, schedule_kind schedule = schedule_kind::one_f_one_b) {
     const auto& cells = sp.cells->cells;
@@ -47,10 +57,7 @@ template <class SP>
                 st.workers.push_back({cells[q].gpu, it->first, tp, sp.mbs, 1, 1.0 / sp.D, -1});
             }
         }
-        std::stable_sort(st.workers.begin(), st.workers.end(), [](const worker_group& a, const worker_group& b) {
-            return std::tie(a.zone, a.gpu, a.tp) < std::tie(b.zone, b.gpu, b.tp);
-        });
-        for (std::size_t k = 0; k < st.workers.size(); ++k) st.workers[k].num_microbatches = sp.microbatches_at(static_cast<int>(k));
+        order_workers(sp, st);
         pipe.stages.push_back(std::move(st));
     }
     pl.pipelines.push_back(std::move(pipe));

@@ -110,22 +110,26 @@ template <class Time>
 }
 
 /// Sailor's TP levels (§4.2.2: "Sailor precomputes tp_ij"): each (stage, type) takes one TP
-/// degree, the smallest the pruners keep at or above its level; every level is tried.
+/// degree, the smallest the pruners keep at or above its type's level; every combination of
+/// levels is tried, each type its own (V100 at TP 4 beside A100 at TP 1 even where TP 4 is not
+/// the V100's memory minimum).
 struct pinned_tp {
     [[nodiscard]] static constexpr const char* name() { return "pinned TP levels"; }
-    /// One level for every type at once: each degree any type offers.
+    /// Every combination of one degree per type (the first type varying fastest).
     [[nodiscard]] std::vector<tp_level> levels(const std::vector<std::vector<int>>& tp_candidates) const {
-        std::vector<int> all;
-        for (const auto& c : tp_candidates) all.insert(all.end(), c.begin(), c.end());
-        std::sort(all.begin(), all.end());
-        all.erase(std::unique(all.begin(), all.end()), all.end());
         std::vector<tp_level> out;
-        for (int l : all) {
+        const std::size_t T = tp_candidates.size();
+        for (const auto& c : tp_candidates)
+            if (c.empty()) return out;
+        std::array<std::size_t, max_types> pick{};
+        for (;;) {
             std::array<int, max_types> lv{};
-            lv.fill(l);
+            for (std::size_t t = 0; t < T; ++t) lv[t] = tp_candidates[t][pick[t]];
             out.emplace_back(lv);
+            std::size_t t = 0;
+            while (t < T && ++pick[t] == tp_candidates[t].size()) pick[t++] = 0;
+            if (t == T) return out;
         }
-        return out;
     }
 };
 

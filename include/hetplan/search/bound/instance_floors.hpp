@@ -195,22 +195,23 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm) {
 
     // Straggler: the smallest threshold on stage time (singleton typings' compute plus the
     // stage's p2p floor) at which the pool can serve every stage; monotone in the threshold.
+    // Candidates and the test use the same sum, term for term: a threshold computed in another
+    // order can round one ulp below its own typing and shut it out (it did, on GPT-Neo-2.7).
+    auto stage_time = [&](std::size_t i, const auto& ch) { return ch.compute.value + b.stages[i].p2p_in + b.stages[i].p2p_out; };
     auto& thresholds = b.thresholds;
     thresholds.clear();
     for (std::size_t i = 0; i < P; ++i)
         for (const auto& ch : sp.stages[i].choices)
-            if (std::has_single_bit(unsigned(ch.types)))
-                thresholds.push_back(ch.compute.value + b.stages[i].p2p_in + b.stages[i].p2p_out);
+            if (std::has_single_bit(unsigned(ch.types))) thresholds.push_back(stage_time(i, ch));
     std::sort(thresholds.begin(), thresholds.end());
     thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
     auto serves_all = [&](double v) {
         boost::container::small_vector<std::array<int, max_types>, 64> allowed(P);
         for (std::size_t i = 0; i < P; ++i) {
             allowed[i].fill(0);
-            const double p2p = b.stages[i].p2p_in + b.stages[i].p2p_out;
             bool any = false;
             for (const auto& ch : sp.stages[i].choices) {
-                if (!std::has_single_bit(unsigned(ch.types)) || ch.compute.value + p2p > v) continue;
+                if (!std::has_single_bit(unsigned(ch.types)) || stage_time(i, ch) > v) continue;
                 const auto t = static_cast<std::size_t>(std::countr_zero(unsigned(ch.types)));
                 allowed[i][t] = allowed[i][t] == 0 ? ch.tp[t] : std::min<int>(allowed[i][t], ch.tp[t]);
                 any = true;

@@ -1,0 +1,151 @@
+#pragma once
+// Replicas to zones, for one stage DP solution on cells that H6 merged (Sailor §4.2.1 merges the
+// zones of a region for the search; the plan must still name a zone per worker). The simulator
+// pairs worker k of a stage with worker k of the next (workers in (zone, type, TP) order), so a
+// zone that holds the same number of replicas in every stage keeps each replica's activations
+// inside it, and the all-reduce rings cross zones once per zone. Two kinds of layout:
+//   stage by stage  each stage fills the fullest zone first (build_plan's own placement)
+//   replica-aligned zones in a given order each take as many whole replicas — the same count in
+//                   every stage — as their GPUs allow; what is left is placed stage by stage
+// zone_layouts() returns the stage-by-stage layout and a replica-aligned one per choice of
+// first zone; the planner prices each with its simulator and keeps the best (issue 15: the
+// default example paid 1.29 of 1.90 USD per iteration for activations zig-zagging across zones).
+#include <algorithm>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "hetplan/search/build_plan.hpp"
+
+namespace hetplan::search {
+
+namespace detail {
+
+/// GPUs left per (cell, real zone) while a layout is built.
+using zone_stock = std::vector<boost::container::small_vector<std::pair<zone_id, int>, 4>>;
+
+/// Whether `n` replicas of every stage fit in zone `z` from what the stages still need
+/// (`need[i][q]` replicas of cell q in stage i); takes them from `stock` and `need` when they do.
+template <class SP>
+bool take_aligned(const SP& sp, std::span<const composition> stages, zone_id z, int n, zone_stock& stock,
+                  std::vector<cell_counts>& need, std::vector<std::vector<int>>& taken) {
+    const auto& cells = sp.cells->cells;
+    zone_stock s = stock;
+    std::vector<cell_counts> nd = need;
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+        int left = n;
+        for (std::size_t q = 0; q < cells.size() && left > 0; ++q) {
+            const int tp = stages[i].tp[cells[q].type];
+            for (auto& [zone, gpus] : s[q]) {
+                if (zone != z || tp == 0) continue;
+                const int k = std::min({left, int(nd[i][q]), gpus / tp});
+                gpus -= k * tp;
+                nd[i][q] = static_cast<std::uint16_t>(nd[i][q] - k);
+                left -= k;
+                taken[i][q] += k;
+            }
+        }
+        if (left > 0) {
+            for (auto& t : taken) std::fill(t.begin(), t.end(), 0);
+            return false;
+        }
+    }
+    stock = std::move(s);
+    need = std::move(nd);
+    return true;
+}
+
+}  // namespace detail
+
+/// The replica-aligned layout with zones taken in `order`; replicas that no zone can hold whole
+/// are placed stage by stage, fullest zone first. None when what is left no longer fits that way
+/// (GPUs split across zones below a replica's TP degree).
+template <class SP>
+[[nodiscard]] std::optional<plan> aligned_layout(const SP& sp, std::span<const composition> stages, std::span<const zone_id> order,
+                                  schedule_kind schedule = schedule_kind::one_f_one_b) {
+    const auto& cells = sp.cells->cells;
+    detail::zone_stock stock;
+    for (const auto& c : cells) stock.push_back(c.zones);
+    std::vector<cell_counts> need;
+    for (const auto& c : stages) need.push_back(c.n);
+    // Replicas per (stage, cell, zone), filled zone by zone.
+    std::vector<std::vector<std::vector<std::pair<zone_id, int>>>> placed(stages.size(), std::vector<std::vector<std::pair<zone_id, int>>>(cells.size()));
+    int left = sp.D;
+    for (zone_id z : order) {
+        std::vector<std::vector<int>> taken(stages.size(), std::vector<int>(cells.size(), 0));
+        // The most whole replicas the zone holds (fewer always fit when more do): binary search.
+        int lo = 0, hi = left;
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) / 2;
+            detail::zone_stock s = stock;
+            std::vector<cell_counts> nd = need;
+            if (detail::take_aligned(sp, stages, z, mid, s, nd, taken)) lo = mid;
+            else hi = mid - 1;
+            for (auto& t : taken) std::fill(t.begin(), t.end(), 0);
+        }
+        if (lo == 0 || !detail::take_aligned(sp, stages, z, lo, stock, need, taken)) continue;
+        for (std::size_t i = 0; i < stages.size(); ++i)
+            for (std::size_t q = 0; q < cells.size(); ++q)
+                if (taken[i][q] > 0) placed[i][q].emplace_back(z, taken[i][q]);
+        left -= lo;
+    }
+    // The rest stage by stage, fullest zone first.
+    for (std::size_t i = 0; i < stages.size(); ++i)
+        for (std::size_t q = 0; q < cells.size(); ++q) {
+            const int tp = stages[i].tp[cells[q].type];
+            for (int r = 0; r < need[i][q]; ++r) {
+                auto& zs = stock[q];
+                auto it = std::max_element(zs.begin(), zs.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+                if (it == zs.end() || it->second < tp) return std::nullopt;
+                it->second -= tp;
+                placed[i][q].emplace_back(it->first, 1);
+            }
+        }
+    plan pl;
+    pl.schedule = schedule;
+    pl.memory = sp.memory;
+    pipeline pipe;
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+        stage st;
+        st.layers.push_back(sp.stages.at(i).layers);
+        for (std::size_t q = 0; q < cells.size(); ++q)
+            for (auto [z, n] : placed[i][q])
+                for (int r = 0; r < n; ++r) st.workers.push_back({cells[q].gpu, z, stages[i].tp[cells[q].type], sp.mbs, 1, 1.0 / sp.D, -1});
+        order_workers(sp, st);
+        pipe.stages.push_back(std::move(st));
+    }
+    pl.pipelines.push_back(std::move(pipe));
+    return pl;
+}
+
+/// Layouts worth pricing: stage by stage, then replica-aligned with each real zone first (the
+/// others by GPUs, most first). Only the first when no cell spans zones.
+template <class SP>
+[[nodiscard]] std::vector<plan> zone_layouts(const SP& sp, std::span<const composition> stages,
+                                             schedule_kind schedule = schedule_kind::one_f_one_b) {
+    std::vector<plan> out;
+    out.push_back(build_plan(sp, stages, schedule));
+    std::vector<std::pair<int, zone_id>> zones;  // (-GPUs, zone)
+    bool merged = false;
+    for (const auto& c : sp.cells->cells) {
+        merged = merged || c.zones.size() > 1;
+        for (auto [z, g] : c.zones) {
+            auto it = std::find_if(zones.begin(), zones.end(), [&](const auto& e) { return e.second == z; });
+            if (it == zones.end()) zones.emplace_back(-g, z);
+            else it->first -= g;
+        }
+    }
+    if (!merged) return out;
+    std::sort(zones.begin(), zones.end());
+    std::vector<zone_id> order;
+    for (std::size_t first = 0; first < zones.size(); ++first) {
+        order.assign({zones[first].second});
+        for (std::size_t k = 0; k < zones.size(); ++k)
+            if (k != first) order.push_back(zones[k].second);
+        std::optional<plan> pl = aligned_layout(sp, stages, order, schedule);
+        if (pl && std::find(out.begin(), out.end(), *pl) == out.end()) out.push_back(std::move(*pl));
+    }
+    return out;
+}
+
+}  // namespace hetplan::search
