@@ -6,6 +6,7 @@
 
 #include "../plan_checks.hpp"
 #include "../support.hpp"
+#include "hetplan/fixtures/example.hpp"
 #include "hetplan/planners/sailor.hpp"
 #include "hetplan/search/solve/exhaustive.hpp"
 
@@ -405,4 +406,67 @@ TEST_CASE("the ranked list: distinct plans within rank_within of the best, at mo
         CHECK(r.plans[i].iteration().value <= r.best()->iteration().value * 1.05 + 1e-12);
         for (std::size_t j = 0; j < i; ++j) CHECK_FALSE(r.plans[i].pl == r.plans[j].pl);
     }
+}
+
+TEST_CASE("zone layout: replicas kept in one zone across stages where H6 merged the zones (issue 15)") {
+    // One merged cell: 8 GPUs in each of two zones, TP 1; two stages of 8 replicas each.
+    cell_set cells;
+    cells.types = {gpu_type_id{0}};
+    resource_cell c{gpu_type_id{0}, zone_id{0}, region_id{0}, 0, 16, {}};
+    c.zones = {{zone_id{0}, 8}, {zone_id{1}, 8}};
+    cells.cells = {c};
+    stage_problem<> sp;
+    sp.cells = &cells;
+    sp.P = 2, sp.D = 8, sp.mbs = 1, sp.microbatches = 16, sp.per_replica = 2;
+    sp.stages.resize(2);
+    sp.stages[0].layers = {0, 2};
+    sp.stages[1].layers = {2, 4};
+    composition one;
+    one.n[0] = 8;
+    one.tp[0] = 1;
+    const std::vector<composition> stages{one, one};
+    // Pairs (worker k of stage 0, worker k of stage 1) in different zones.
+    auto crossing = [](const plan& pl) {
+        const auto& s = pl.pipelines[0].stages;
+        int n = 0;
+        for (std::size_t k = 0; k < s[0].workers.size(); ++k) n += s[0].workers[k].zone != s[1].workers[k].zone;
+        return n;
+    };
+    auto per_zone = [](const plan& pl, zone_id z) {
+        int n = 0;
+        pl.for_each_worker([&](std::size_t, std::size_t, std::size_t, const worker_group& w) { n += w.zone == z ? w.tp : 0; });
+        return n;
+    };
+    // Stage by stage, fullest zone first: stage 0 fills zone 0, stage 1 zone 1; every pair crosses.
+    const plan naive = build_plan(sp, stages);
+    CHECK(crossing(naive) == 8);
+    // Replica-aligned: 4 replicas of each stage per zone, no pair crosses; the same GPUs are used.
+    const std::vector<plan> layouts = zone_layouts(sp, stages);
+    REQUIRE(layouts.size() >= 2);
+    CHECK(layouts[0] == naive);
+    for (std::size_t k = 1; k < layouts.size(); ++k) {
+        CHECK(crossing(layouts[k]) == 0);
+        CHECK(per_zone(layouts[k], zone_id{0}) == 8);
+        CHECK(per_zone(layouts[k], zone_id{1}) == 8);
+        for (const auto& st : layouts[k].pipelines[0].stages) CHECK(st.workers.size() == 8);
+    }
+    // A zone that can hold every replica alone is tried first in one of the layouts.
+    cells.cells[0].zones = {{zone_id{0}, 4}, {zone_id{1}, 16}};
+    cells.cells[0].capacity = 20;
+    const std::vector<plan> again = zone_layouts(sp, stages);
+    CHECK(std::any_of(again.begin(), again.end(), [&](const plan& pl) { return per_zone(pl, zone_id{1}) == 16 && crossing(pl) == 0; }));
+}
+
+TEST_CASE("branch and bound equals the straightforward search with per-type TP levels on the built-in example") {
+    // (The published suite covers GPT-Neo-2.7 on 32 A100 + 96 V100, where the straggler floor's
+    // threshold rounded one ulp below its own typing and shut the optimum out: issue 15.)
+    const auto in = fixtures::default_planning_example();
+    const problem pb = in.as_problem();
+    sailor_options o;
+    o.space.max_pipeline_degree = 3;
+    const auto fast = sailor_planner<>(o).plan(pb);
+    const auto plain = sailor_planner<>(o).straightforward().plan(pb);
+    REQUIRE(fast.best());
+    REQUIRE(plain.best());
+    CHECK(fast.best()->pl == plain.best()->pl);
 }

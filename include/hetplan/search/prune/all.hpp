@@ -23,7 +23,9 @@ struct all {
     boost::hana::tuple<Ps...> ps;
 
     all() = default;
-    explicit all(Ps... p) : ps(std::move(p)...) {}
+    explicit all(Ps... p)
+        requires(sizeof...(Ps) > 0)
+        : ps(std::move(p)...) {}
 
     /// Whether some pruner of the tuple judges candidates of kind C.
     template <class C>
