@@ -470,3 +470,43 @@ TEST_CASE("branch and bound equals the straightforward search with per-type TP l
     REQUIRE(plain.best());
     CHECK(fast.best()->pl == plain.best()->pl);
 }
+
+TEST_CASE("job memory options: ZeRO 1-2 honoured, what Sailor's models cannot price refused by name (issue 15)") {
+    auto in = fixtures::default_planning_example();
+    sailor_options o;
+    o.space.max_pipeline_degree = 2;
+    const auto plain = sailor_planner<>(o).plan(in.as_problem());
+    REQUIRE(plain.best());
+    CHECK(plain.best()->pl.memory.zero_stage == 0);
+
+    in.job.memory.zero_stage = 2;
+    const problem z2 = in.as_problem();
+    const auto sharded = sailor_planner<>(o).plan(z2);
+    REQUIRE(sharded.best());
+    test::check_all_valid(z2, sharded);
+    for (const auto& p : sharded.plans) CHECK(p.pl.memory.zero_stage == 2);
+    // Sharded state never needs more memory: the best plan's tightest GPU has at least the
+    // headroom it would have unsharded.
+    const estimate unsharded = simulator<>{}.run(in.as_problem(), [&] {
+        plan pl = sharded.best()->pl;
+        pl.memory.zero_stage = 0;
+        return pl;
+    }());
+    CHECK(sharded.best()->est.memory.worst_headroom().value >= unsharded.memory.worst_headroom().value);
+
+    for (auto [field, set] : std::initializer_list<std::pair<const char*, void (*)(job_spec&)>>{
+             {"recompute", [](job_spec& j) { j.memory.recompute = true; }},
+             {"zero_stage", [](job_spec& j) { j.memory.zero_stage = 3; }},
+             {"offload_params", [](job_spec& j) { j.memory.offload_params = true; }}}) {
+        auto bad = fixtures::default_planning_example();
+        set(bad.job);
+        CAPTURE(field);
+        try {
+            (void)sailor_planner<>(o).plan(bad.as_problem());
+            FAIL("planned although the job asks for " << field);
+        } catch (const input_error& e) {
+            CHECK(e.path() == field);
+            CHECK(std::string(e.what()).find("Sailor planner") != std::string::npos);
+        }
+    }
+}

@@ -94,7 +94,9 @@ public:
         static_assert(concepts::check_solver<Solver, search::stage_problem<Pruners>, O>());
         pb.model.check();
         pb.job.check();
+        memory_ = memory_for(pb.job);
         search::search_run run(pb, rq, opt_.keep);
+        if (memory_.zero_stage > 0) run.note("ZeRO stage " + std::to_string(memory_.zero_stage) + ": state sharded over each stage's replicas, synchronised as an all-reduce's volume");
         pruners_.begin(pb);
         const search::sailor_domain d = search::make_sailor_domain(pb, zones_, search::h1_tp_within_node{});
         if (d.cells.ignored_gpus > 0) run.note(std::to_string(d.cells.ignored_gpus) + " GPUs of partial nodes were left out");
@@ -115,6 +117,19 @@ private:
 
     template <class... Pieces>
     static auto remade(const sailor_options& o, const Sim& sim, Pieces... p) { return sailor_planner<Sim, Pieces...>(o, sim, std::move(p)...); }
+
+    /// The job's memory options Sailor's models price (§4.3): ZeRO 1-2 (the same traffic as an
+    /// all-reduce). Recomputation, ZeRO-3's all-gathers and offloading have no time in them:
+    /// refused by name rather than planned as if free.
+    [[nodiscard]] static memory_options memory_for(const job_spec& job) {
+        const memory_options& m = job.memory;
+        auto refuse = [](const char* field, const std::string& why) { throw input_error("job", field, "the Sailor planner " + why); };
+        if (m.recompute) refuse("recompute", "does not price recomputation (its time model has no second forward pass); set it to false or use a planner that does");
+        if (m.zero_stage > 2) refuse("zero_stage", "prices ZeRO stages 0-2 only (stage 3's parameter all-gathers are not in its time model)");
+        if (m.offload_params) refuse("offload_params", "does not model offloading (Sailor §6)");
+        if (m.offload_activations) refuse("offload_activations", "does not model offloading (Sailor §6)");
+        return m;
+    }
 
     /// H2 with the simulator's memory model, and H5 (when Pruners is built of them).
     [[nodiscard]] static Pruners default_pruners(const Sim& sim) {
