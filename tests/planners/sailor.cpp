@@ -510,3 +510,14 @@ TEST_CASE("job memory options: ZeRO 1-2 honoured, what Sailor's models cannot pr
         }
     }
 }
+
+TEST_CASE("every TP degree (free_tp) with merged zones plans without throwing; unplaceable solutions are noted (issue 15)") {
+    // Before: "build_plan: composition exceeds the cell's GPUs" on this valid input.
+    const auto in = fixtures::default_planning_example();
+    const problem pb = in.as_problem();
+    sailor_options o;
+    o.space.max_pipeline_degree = 4;
+    const auto r = sailor_planner<>(o).with_typing(free_tp{}).plan(pb);
+    REQUIRE(r.best());
+    test::check_all_valid(pb, r);
+}

@@ -95,6 +95,7 @@ public:
         pb.model.check();
         pb.job.check();
         memory_ = memory_for(pb.job);
+        unplaceable_ = 0;
         search::search_run run(pb, rq, opt_.keep);
         if (memory_.zero_stage > 0) run.note("ZeRO stage " + std::to_string(memory_.zero_stage) + ": state sharded over each stage's replicas, synchronised as an all-reduce's volume");
         pruners_.begin(pb);
@@ -105,6 +106,9 @@ public:
             if (run.stopping()) break;
             plan_family(run, d, f);
         }
+        if (unplaceable_ > 0)
+            run.note(std::to_string(unplaceable_) + " solution(s) did not fit the real zones behind H6's merged cells (free GPUs split "
+                     "below a replica's TP degree) and were skipped");
         run.stats().counters = {{"dp states", solver_stats().states - states}, {"compositions", solver_stats().compositions - compositions}};
         return run.finish(std::string(name()));
     }
@@ -186,7 +190,9 @@ private:
         if (!fresh) return {memo->second, run.stopping()};
         solver_.prepare(sp_);
         memo->second = search::bounded_solve(run, sp_, bound_, solver_, [&](const auto& sol) {
-            auto [pl, est] = best_layout(run, search::zone_layouts(sp_, sol.stages));
+            auto layouts = search::zone_layouts(sp_, sol.stages);
+            if (layouts.empty()) return ++unplaceable_, std::optional<double>{};
+            auto [pl, est] = best_layout(run, std::move(layouts));
             return run.offer(std::move(pl), est, sol.iteration, sim_.memory, "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(D));
         });
         return {memo->second, run.stopping()};
@@ -217,6 +223,7 @@ private:
     Zones zones_;
     Typing typing_;
     memory_options memory_{};
+    std::size_t unplaceable_ = 0;  ///< DP solutions no zone layout could place (this plan() call)
     instance sp_;  ///< reused: building an instance allocates nothing once warm
     std::map<std::vector<std::uint16_t>, std::optional<double>> seen_;
 };

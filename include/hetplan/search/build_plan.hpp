@@ -5,6 +5,7 @@
 // fullest zone first, so a stage's replicas stay in as few zones as possible.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <span>
 #include <tuple>
 #include <vector>
@@ -24,8 +25,11 @@ void order_workers(const SP& sp, stage& st) {
     for (std::size_t k = 0; k < st.workers.size(); ++k) st.workers[k].num_microbatches = sp.microbatches_at(static_cast<int>(k));
 }
 
+/// The plan, or none when a cell's replicas do not fit its real zones (H6 merged zones whose free
+/// GPUs are split below a replica's TP degree).
 template <class SP>
-[[nodiscard]] plan build_plan(const SP& sp, std::span<const composition> stages, schedule_kind schedule = schedule_kind::one_f_one_b) {
+[[nodiscard]] std::optional<plan> try_build_plan(const SP& sp, std::span<const composition> stages,
+                                                 schedule_kind schedule = schedule_kind::one_f_one_b) {
     const auto& cells = sp.cells->cells;
     // Remaining GPUs per real zone behind each cell.
     std::vector<boost::container::small_vector<std::pair<zone_id, int>, 4>> zones;
@@ -44,7 +48,7 @@ template <class SP>
             for (int r = 0; r < comp.n[q]; ++r) {
                 auto& zs = zones[q];
                 auto it = std::max_element(zs.begin(), zs.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-                if (it == zs.end() || it->second < tp) throw model_error("build_plan: composition exceeds the cell's GPUs");
+                if (it == zs.end() || it->second < tp) return std::nullopt;
                 // Prefer a zone this stage already uses, if it still has room: fewer cross-zone edges.
                 for (auto z = zs.begin(); z != zs.end(); ++z)
                     if (z->second >= tp && std::any_of(st.workers.begin(), st.workers.end(), [&](const worker_group& w) {
@@ -62,6 +66,13 @@ template <class SP>
     }
     pl.pipelines.push_back(std::move(pipe));
     return pl;
+}
+
+template <class SP>
+[[nodiscard]] plan build_plan(const SP& sp, std::span<const composition> stages, schedule_kind schedule = schedule_kind::one_f_one_b) {
+    std::optional<plan> pl = try_build_plan(sp, stages, schedule);
+    if (!pl) throw model_error("build_plan: composition exceeds the GPUs of a cell's zones");
+    return std::move(*pl);
 }
 
 }  // namespace hetplan::search

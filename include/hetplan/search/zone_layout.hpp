@@ -119,12 +119,13 @@ template <class SP>
 }
 
 /// Layouts worth pricing: stage by stage, then replica-aligned with each real zone first (the
-/// others by GPUs, most first). Only the first when no cell spans zones.
+/// others by GPUs, most first). Only the first when no cell spans zones; none when no layout
+/// fits the real zones.
 template <class SP>
 [[nodiscard]] std::vector<plan> zone_layouts(const SP& sp, std::span<const composition> stages,
                                              schedule_kind schedule = schedule_kind::one_f_one_b) {
     std::vector<plan> out;
-    out.push_back(build_plan(sp, stages, schedule));
+    if (std::optional<plan> pl = try_build_plan(sp, stages, schedule)) out.push_back(std::move(*pl));
     std::vector<std::pair<int, zone_id>> zones;  // (-GPUs, zone)
     bool merged = false;
     for (const auto& c : sp.cells->cells) {
