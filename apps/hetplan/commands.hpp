@@ -245,8 +245,14 @@ inline int plan_command(const std::vector<std::string>& args) {
     const auto out = run_planner(p, pb, o, o.top);
     std::printf("planner %s (%s): %zu plan(s) in %.1f ms\n", p.name().c_str(), p.paper().c_str(), out.plans.size(), out.elapsed.value * 1e3);
     print_notes(stdout, out.notes);
+    // The JSON is written either way: with no plan, its notes say why.
+    if (!o.json_out.empty()) {
+        io::json j = {{"planner", p.name()}, {"elapsed_s", out.elapsed.value}, {"notes", out.notes}, {"plans", io::json::array()}};
+        for (const auto& c : out.plans) j["plans"].push_back(choice_json(c, pb.hw));
+        write_file(o.json_out, j.dump(2) + "\n");
+    }
     if (out.plans.empty()) {
-        std::fprintf(stderr, "hetplan: no plan satisfies the request\n");
+        std::fprintf(stderr, "hetplan: no plan satisfies the request%s\n", out.notes.empty() ? "" : " (see the notes above)");
         return 1;
     }
     std::printf("\n  %-4s %12s %12s %12s %6s %7s %14s\n", "rank", "s/iteration", "iter/s", "USD/iter", "GPUs", "stages", "min headroom GB");
@@ -258,11 +264,6 @@ inline int plan_command(const std::vector<std::string>& args) {
     }
     std::printf("\nbest plan:\n");
     print_estimate(stdout, pb, out.plans[0].pl, out.plans[0].est);
-    if (!o.json_out.empty()) {
-        io::json j = {{"planner", p.name()}, {"elapsed_s", out.elapsed.value}, {"notes", out.notes}, {"plans", io::json::array()}};
-        for (const auto& c : out.plans) j["plans"].push_back(choice_json(c, pb.hw));
-        write_file(o.json_out, j.dump(2) + "\n");
-    }
     if (!o.svg_out.empty()) write_file(o.svg_out, plan_svg(pb, out.plans[0].pl, out.plans[0].est));
     return 0;
 }

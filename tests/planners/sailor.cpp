@@ -521,3 +521,68 @@ TEST_CASE("every TP degree (free_tp) with merged zones plans without throwing; u
     REQUIRE(r.best());
     test::check_all_valid(pb, r);
 }
+
+TEST_CASE("a link the network lacks skips the placements that need it, with a note, instead of aborting (issue 15)") {
+    // The built-in example with its cross-zone links removed except between A100 endpoints of the
+    // same TP degree. Before: "network: no link from ..." ended the whole search.
+    auto in = fixtures::default_planning_example();
+    in.hw.network = network_model{};
+    const zone_id za{0}, zb{1};
+    for (zone_id z : {za, zb}) in.hw.network.set_zone_default(z, z, alpha_beta_link{seconds{10e-6}, gigabits_per_second(100)});
+    for (int tp : {1, 2, 4, 8})
+        for (auto [x, y] : {std::pair{za, zb}, std::pair{zb, za}})
+            in.hw.network.set_link({x, gpu_type_id{0}, tp}, {y, gpu_type_id{0}, tp}, alpha_beta_link{seconds{100e-6}, gigabits_per_second(50)});
+    const problem pb = in.as_problem();
+    sailor_options o;
+    o.space.max_pipeline_degree = 4;
+    auto check = [&](const plan_result& r) {
+        REQUIRE(r.best());
+        test::check_all_valid(pb, r);
+        // Every pipeline neighbour pair the returned plans use has a link.
+        for (const auto& rp : r.plans)
+            for (const auto& pipe : rp.pl.pipelines)
+                for (std::size_t s = 0; s + 1 < pipe.stages.size(); ++s)
+                    for_each_boundary_pair(pipe.stages[s], pipe.stages[s + 1], [&](const worker_group& a, const worker_group& b, std::size_t) {
+                        CHECK(pb.hw.network.find({a.zone, a.gpu, a.tp}, {b.zone, b.gpu, b.tp}));
+                    });
+        const bool noted = std::ranges::any_of(r.notes, [](const std::string& n) { return n.find("has no link for") != std::string::npos; });
+        CHECK(noted);
+    };
+    check(sailor_planner<>(o).plan(pb));
+    check(sailor_planner<>(o).with_zones(keep_zones{}).plan(pb));
+    // The search model of a missing link: +inf, never an exception.
+    const auto& tm = sailor_planner<>().models().time;
+    CHECK_FALSE(is_finite(p2p_time_of(tm, pb, {za, gpu_type_id{1}, 1}, {zb, gpu_type_id{1}, 1}, bytes{1e6})));
+    const std::vector<endpoint> ring{{za, gpu_type_id{1}, 1}, {zb, gpu_type_id{1}, 1}};
+    CHECK_FALSE(is_finite(sync_time_of(tm, pb, ring, bytes{1e6})));
+    CHECK_THROWS_AS((void)pb.hw.network.between({za, gpu_type_id{1}, 1}, {zb, gpu_type_id{1}, 1}), missing_link);
+}
+
+TEST_CASE("no plan: the notes say what bound the search (issue 15)") {
+    SUBCASE("memory: the stage that fits worst, at its best GPU type and TP, and what to try") {
+        auto in = fixtures::default_planning_example();
+        // GPT-Neo-2.7's shape at sequence 32768: one block's activations alone exceed any GPU here.
+        in.model = make_transformer({"GPT-Neo-2.7-32k", 32, 2560, 20, 50257, 32768});
+        in.job.sequence_length = 32768;
+        const auto r = sailor_planner<>().plan(in.as_problem());
+        CHECK_FALSE(r.best());
+        const bool said = std::ranges::any_of(r.notes, [](const std::string& n) {
+            return n.starts_with("no plan fits in memory: GPT-Neo-2.7-32k, stage ") && n.find("GB per GPU at best (A100-40 at TP 8 holds") != std::string::npos &&
+                   n.find("zero_stage") != std::string::npos;
+        });
+        CHECK_MESSAGE(said, r.notes.size());
+    }
+    SUBCASE("constraints: how far the cheapest plan is from the budget") {
+        const auto in = fixtures::default_planning_example();
+        const problem pb = in.as_problem();
+        const auto cheapest = sailor_planner<>().plan(pb, plan_request<min_cost>{});
+        REQUIRE(cheapest.best());
+        const double usd = cheapest.best()->cost().value;
+        const auto r = sailor_planner<>().plan(pb, plan_request<max_throughput>{max_throughput{{usd / 2, {}}}});
+        CHECK_FALSE(r.best());
+        char expect[128];
+        std::snprintf(expect, sizeof expect, "the cheapest plan costs %.4g USD/iteration (budget %.4g)", usd, usd / 2);
+        const bool said = std::ranges::any_of(r.notes, [&](const std::string& n) { return n.find(expect) != std::string::npos; });
+        CHECK_MESSAGE(said, expect);
+    }
+}

@@ -43,4 +43,11 @@ public:
     using error::error;
 };
 
+/// The network has no link between two endpoints a plan would use. Searches treat the
+/// placement as unusable (skipped, with a note) rather than failing the whole search.
+class missing_link : public model_error {
+public:
+    using model_error::model_error;
+};
+
 }  // namespace hetplan

@@ -44,7 +44,7 @@ public:
     }
     [[nodiscard]] const Link& between(endpoint from, endpoint to) const {
         if (const Link* l = find(from, to)) return *l;
-        throw model_error("network: no link from (zone " + std::to_string(from.zone.value) + ", GPU type " +
+        throw missing_link("network: no link from (zone " + std::to_string(from.zone.value) + ", GPU type " +
                           std::to_string(from.gpu.value) + ", " + std::to_string(from.gpus) +
                           " GPUs) to (zone " + std::to_string(to.zone.value) + ", GPU type " +
                           std::to_string(to.gpu.value) + ", " + std::to_string(to.gpus) + " GPUs)");

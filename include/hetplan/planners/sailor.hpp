@@ -12,6 +12,7 @@
 //   pricing   Simulator: Sailor's memory, time and money models (§4.3) by default
 // Every plan is built, priced by the simulator and validated (search::search_run); the objective
 // (max_throughput, min_cost, a user's) comes with the request and enters the DP and the bound.
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -32,6 +33,7 @@
 #include "hetplan/search/solve/stage_dp.hpp"
 #include "hetplan/search/space.hpp"
 #include "hetplan/search/strategy.hpp"
+#include "hetplan/search/why_no_plan.hpp"
 #include "hetplan/search/zone_layout.hpp"
 
 namespace hetplan {
@@ -95,7 +97,7 @@ public:
         pb.model.check();
         pb.job.check();
         memory_ = memory_for(pb.job);
-        unplaceable_ = 0;
+        unplaceable_ = unlinked_ = 0;
         search::search_run run(pb, rq, opt_.keep);
         if (memory_.zero_stage > 0) run.note("ZeRO stage " + std::to_string(memory_.zero_stage) + ": state sharded over each stage's replicas, synchronised as an all-reduce's volume");
         pruners_.begin(pb);
@@ -109,7 +111,17 @@ public:
         if (unplaceable_ > 0)
             run.note(std::to_string(unplaceable_) + " solution(s) did not fit the real zones behind H6's merged cells (free GPUs split "
                      "below a replica's TP degree) and were skipped");
+        if (const search::link_gaps gaps = search::find_link_gaps(pb, d); gaps.missing > 0) {
+            const auto& [a, b] = gaps.first;
+            auto name = [&](endpoint e) {
+                return pb.hw.gpus.at(e.gpu.index()).type_name + " x" + std::to_string(e.gpus) + " in " + pb.hw.zone(e.zone).name;
+            };
+            run.note("the network has no link for " + std::to_string(gaps.missing) + " of " + std::to_string(gaps.pairs) +
+                     " endpoint pairs (e.g. " + name(a) + " -> " + name(b) + "): placements that need one were skipped" +
+                     (unlinked_ > 0 ? " (" + std::to_string(unlinked_) + " DP solution(s) had no other)" : std::string{}));
+        }
         run.stats().counters = {{"dp states", solver_stats().states - states}, {"compositions", solver_stats().compositions - compositions}};
+        if (run.best() == std::numeric_limits<double>::infinity() && !run.stopping()) explain_no_plan(run, d);
         return run.finish(std::string(name()));
     }
     [[nodiscard]] plan_result plan(const problem& pb) { return plan(pb, plan_request<>{}); }
@@ -189,29 +201,73 @@ private:
         auto [memo, fresh] = seen_.try_emplace(std::move(sig));
         if (!fresh) return {memo->second, run.stopping()};
         solver_.prepare(sp_);
-        memo->second = search::bounded_solve(run, sp_, bound_, solver_, [&](const auto& sol) {
+        memo->second = search::bounded_solve(run, sp_, bound_, solver_, [&](const auto& sol) -> std::optional<double> {
+            if (!is_finite(sol.iteration)) return ++unlinked_, std::nullopt;  // every placement needs a missing link
             auto layouts = search::zone_layouts(sp_, sol.stages);
-            if (layouts.empty()) return ++unplaceable_, std::optional<double>{};
-            auto [pl, est] = best_layout(run, std::move(layouts));
-            return run.offer(std::move(pl), est, sol.iteration, sim_.memory, "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(D));
+            if (layouts.empty()) return ++unplaceable_, std::nullopt;
+            auto best = best_layout(run, std::move(layouts));
+            if (!best) return ++unlinked_, std::nullopt;
+            return run.offer(std::move(best->first), best->second, sol.iteration, sim_.memory,
+                             "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(D));
         });
         return {memo->second, run.stopping()};
     }
 
-    /// The layout of one solution over the real zones that the objective likes best (admitted first).
+    /// Notes why nothing was found: no usable node, or memory (search::memory_binds).
     template <class Run>
-    std::pair<hetplan::plan, estimate> best_layout(Run& run, std::vector<hetplan::plan> layouts) {
-        std::size_t best = 0;
-        estimate best_est = sim_.run(run.pb(), layouts[0]);
-        auto rank = [&](const estimate& e, const hetplan::plan& pl) {
-            const objective_terms t = search::terms_of(run.objective(), run.pb(), pl, e);
-            return std::pair{!run.objective().admits(t), run.objective().value(t)};
-        };
-        for (std::size_t k = 1; k < layouts.size(); ++k) {
-            estimate e = sim_.run(run.pb(), layouts[k]);
-            if (rank(e, layouts[k]) < rank(best_est, layouts[best])) best = k, best_est = std::move(e);
+    void explain_no_plan(Run& run, const search::sailor_domain& d) {
+        if (d.cells.cells.empty()) {
+            run.note("no plan: the pool has no whole node of a GPU type the model's profiles and H1's TP degrees can use");
+            return;
         }
-        return {std::move(layouts[best]), std::move(best_est)};
+        if (auto why = search::memory_binds(run.pb(), d, opt_.space.candidates(run.pb()), sim_.memory, memory_)) {
+            run.note(std::move(*why));
+            return;
+        }
+        // Constraints: the same search without them says how far off the cheapest and the
+        // fastest plans are (the bounded search never built them, so nothing else knows).
+        if constexpr (requires { run.objective().limits.max_usd; run.objective().limits.min_throughput; }) {
+            const auto lim = run.objective().limits;
+            if (!lim.max_usd && !lim.min_throughput) return;
+            const problem& pb = run.pb();
+            const stop_condition stop = run.stop();
+            std::string s = "no plan within the constraints:";
+            char buf[160];
+            if (lim.max_usd) {
+                plan_request<min_cost> rq;
+                rq.stop = stop;
+                if (const auto r = plan(pb, rq); r.best())
+                    std::snprintf(buf, sizeof buf, " the cheapest plan costs %.4g USD/iteration (budget %.4g)", r.best()->cost().value, *lim.max_usd), s += buf;
+            }
+            if (lim.min_throughput) {
+                plan_request<max_throughput> rq;
+                rq.stop = stop;
+                if (const auto r = plan(pb, rq); r.best())
+                    std::snprintf(buf, sizeof buf, "%s the fastest plan reaches %.4g iterations/s (minimum %.4g)", lim.max_usd ? ";" : "",
+                                  r.best()->throughput(), *lim.min_throughput), s += buf;
+            }
+            run.note(std::move(s));
+        }
+    }
+
+    /// The layout of one solution over the real zones that the objective likes best (admitted
+    /// first); none when every layout needs a link the network lacks.
+    template <class Run>
+    std::optional<std::pair<hetplan::plan, estimate>> best_layout(Run& run, std::vector<hetplan::plan> layouts) {
+        std::optional<std::pair<hetplan::plan, estimate>> best;
+        std::pair<bool, double> best_rank{};
+        for (hetplan::plan& pl : layouts) {
+            std::optional<estimate> e;
+            try {
+                e = sim_.run(run.pb(), pl);
+            } catch (const missing_link&) {
+                continue;
+            }
+            const objective_terms t = search::terms_of(run.objective(), run.pb(), pl, *e);
+            const std::pair<bool, double> rank{!run.objective().admits(t), run.objective().value(t)};
+            if (!best || rank < best_rank) best.emplace(std::move(pl), std::move(*e)), best_rank = rank;
+        }
+        return best;
     }
 
     sailor_options opt_;
@@ -224,6 +280,7 @@ private:
     Typing typing_;
     memory_options memory_{};
     std::size_t unplaceable_ = 0;  ///< DP solutions no zone layout could place (this plan() call)
+    std::size_t unlinked_ = 0;     ///< DP solutions whose every layout needs a link the network lacks
     instance sp_;  ///< reused: building an instance allocates nothing once warm
     std::map<std::vector<std::uint16_t>, std::optional<double>> seen_;
 };

@@ -110,4 +110,27 @@ template <class Zones, class TpDegrees>
     return d;
 }
 
+/// Endpoint pairs of the domain (every real zone behind a cell, at each TP degree of its type)
+/// that the network has no link for, and the first of them; a search skips placements that
+/// need one.
+struct link_gaps {
+    std::size_t pairs = 0, missing = 0;
+    std::pair<endpoint, endpoint> first{};
+};
+
+[[nodiscard]] inline link_gaps find_link_gaps(const problem& pb, const sailor_domain& d) {
+    std::vector<endpoint> ends;
+    for (const auto& c : d.cells.cells)
+        for (const auto& [z, n] : c.zones)
+            for (int tp : d.tps[c.type]) ends.push_back({z, c.gpu, tp});
+    link_gaps out;
+    for (const endpoint& a : ends)
+        for (const endpoint& b : ends) {
+            ++out.pairs;
+            if (pb.hw.network.find(a, b)) continue;
+            if (out.missing++ == 0) out.first = {a, b};
+        }
+    return out;
+}
+
 }  // namespace hetplan::search

@@ -8,7 +8,8 @@
 //   p2p      the network's link between the endpoints (Sailor §4.1)
 //   sync     a ring all-reduce over the network's links (hardware/collectives.hpp)
 // A planner re-prices every plan it returns with the full model, so a fallback only steers the
-// search, never the numbers reported.
+// search, never the numbers reported. A message or ring over a link the network lacks
+// (missing_link) costs +inf here: the search steers around it instead of failing.
 #include <algorithm>
 #include <span>
 
@@ -67,19 +68,27 @@ template <concepts::time_model T>
 
 template <concepts::time_model T>
 [[nodiscard]] seconds p2p_time_of(const T& t, const problem& pb, endpoint from, endpoint to, bytes size) {
-    if constexpr (concepts::has_p2p_time<T>) return t.p2p_time(pb, from, to, size);
-    else return pb.hw.network.between(from, to).transfer_time(size);
+    try {
+        if constexpr (concepts::has_p2p_time<T>) return t.p2p_time(pb, from, to, size);
+        else return pb.hw.network.between(from, to).transfer_time(size);
+    } catch (const missing_link&) {
+        return seconds::infinity();
+    }
 }
 
 template <concepts::time_model T>
 [[nodiscard]] seconds sync_time_of(const T& t, const problem& pb, std::span<const endpoint> ring, bytes size) {
-    if constexpr (concepts::has_sync_time<T>) {
-        return t.sync_time(pb, ring, size);
-    } else {
-        const int n = static_cast<int>(ring.size());
-        return collective::ring_all_reduce(n, size, [&](int k) -> decltype(auto) {
-            return pb.hw.network.between(ring[static_cast<std::size_t>(k)], ring[static_cast<std::size_t>((k + 1) % n)]);
-        });
+    try {
+        if constexpr (concepts::has_sync_time<T>) {
+            return t.sync_time(pb, ring, size);
+        } else {
+            const int n = static_cast<int>(ring.size());
+            return collective::ring_all_reduce(n, size, [&](int k) -> decltype(auto) {
+                return pb.hw.network.between(ring[static_cast<std::size_t>(k)], ring[static_cast<std::size_t>((k + 1) % n)]);
+            });
+        }
+    } catch (const missing_link&) {
+        return seconds::infinity();
     }
 }
 

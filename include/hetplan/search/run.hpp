@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <string>
@@ -95,7 +96,11 @@ public:
         ++stats_.plans;
         std::optional<double> out;
         const objective_terms t = terms_of(o_, pb_, pl, est);
-        if (!o_.admits(t)) ++refused_;
+        if (!o_.admits(t)) {
+            ++refused_;
+            closest_usd_ = std::min(closest_usd_, t.usd);
+            closest_iteration_ = std::min(closest_iteration_, t.iteration);
+        }
         if (o_.admits(t)) {
             const double v = o_.value(t);
             out = v;
@@ -128,9 +133,7 @@ public:
             std::erase_if(found_, [&](const ranked_plan& r) { return r.value > limit; });
         }
         if (found_.size() > top_) found_.resize(top_);
-        if (found_.empty() && refused_ > 0)
-            notes_.push_back(std::to_string(refused_) + " valid plan(s) found but not admitted by the objective's constraints "
-                             "(budget, minimum throughput)");
+        if (found_.empty() && refused_ > 0) notes_.push_back(refused_note());
         out.plans = std::move(found_);
         out.stats = std::move(stats_);
         out.notes = std::move(notes_);
@@ -141,6 +144,23 @@ public:
     }
 
 private:
+    /// What the constraints shut out: the cheapest and the fastest of the refused plans, next
+    /// to the limits (when the objective has Sailor's constraints).
+    [[nodiscard]] std::string refused_note() const {
+        char buf[320];
+        std::snprintf(buf, sizeof buf, "%zu valid plan(s) found, none within the objective's constraints: the cheapest costs %.4g USD/iteration",
+                      refused_, closest_usd_);
+        std::string s = buf;
+        if constexpr (requires { o_.limits.max_usd; o_.limits.min_throughput; }) {
+            if (o_.limits.max_usd) std::snprintf(buf, sizeof buf, " (budget %.4g)", *o_.limits.max_usd), s += buf;
+            std::snprintf(buf, sizeof buf, ", the fastest reaches %.4g iterations/s", 1.0 / closest_iteration_), s += buf;
+            if (o_.limits.min_throughput) std::snprintf(buf, sizeof buf, " (minimum %.4g)", *o_.limits.min_throughput), s += buf;
+        } else {
+            std::snprintf(buf, sizeof buf, ", the fastest reaches %.4g iterations/s", 1.0 / closest_iteration_), s += buf;
+        }
+        return s;
+    }
+
     const problem& pb_;
     O o_;
     boost::hana::tuple<Hooks...> hooks_;
@@ -153,6 +173,8 @@ private:
     search_stats stats_;
     std::vector<std::string> notes_;
     std::size_t refused_ = 0;  ///< valid plans the objective did not admit
+    double closest_usd_ = std::numeric_limits<double>::infinity();        ///< cheapest refused plan
+    double closest_iteration_ = std::numeric_limits<double>::infinity();  ///< fastest refused plan
     bool stopped_ = false;
 };
 

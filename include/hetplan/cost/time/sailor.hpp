@@ -68,12 +68,13 @@ struct sailor_time_model {
     }
 
     /// A floor of sync_time over any ring of `n` replicas drawn from the endpoints `ends`: a
-    /// ring is as slow as its slowest edge, so no ring beats the fastest uniform one.
+    /// ring is as slow as its slowest edge, so no ring beats the fastest uniform one (over the
+    /// links that exist).
     [[nodiscard]] seconds sync_floor(const problem& pb, std::span<const endpoint> ends, int n, bytes size) const {
         seconds best = seconds::infinity();
         for (const endpoint& x : ends)
             for (const endpoint& y : ends)
-                best = min(best, collective::bucketed_ring_all_reduce(n, size, bucket, pb.hw.network.between(x, y)));
+                if (const auto* l = pb.hw.network.find(x, y)) best = min(best, collective::bucketed_ring_all_reduce(n, size, bucket, *l));
         return is_finite(best) ? best : seconds{0};
     }
 

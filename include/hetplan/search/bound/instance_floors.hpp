@@ -130,7 +130,8 @@ template <class Time>
     } else if constexpr (!concepts::has_sync_time<Time>) {
         double best = std::numeric_limits<double>::infinity();
         for (const endpoint& x : ends)
-            for (const endpoint& y : ends) best = std::min(best, collective::ring_all_reduce(n, size, pb.hw.network.between(x, y)).value);
+            for (const endpoint& y : ends)
+                if (const auto* l = pb.hw.network.find(x, y)) best = std::min(best, collective::ring_all_reduce(n, size, *l).value);
         return best < std::numeric_limits<double>::infinity() ? best : 0.0;
     } else {
         return 0.0;
