@@ -586,3 +586,39 @@ TEST_CASE("no plan: the notes say what bound the search (issue 15)") {
         CHECK_MESSAGE(said, expect);
     }
 }
+
+TEST_CASE("five to eight GPU types plan; a ninth is refused with what to do (issue 15)") {
+    // Before: "search: more than 4 GPU types in one search" for five.
+    const std::vector<gpu_spec> all{fixtures::a100_40(), fixtures::v100_16(), fixtures::gh_96(), fixtures::a100_80(), fixtures::h100_80(),
+                                    fixtures::a10g(),    fixtures::l4(),      fixtures::a6000(), fixtures::t4()};
+    auto pool_of = [&](std::size_t types) {
+        fixtures::planning_example in;
+        const zone_id z = in.hw.add_zone("us-central1-a");
+        for (std::size_t t = 0; t < types; ++t) in.hw.pool.set(in.hw.add_gpu(all[t], 4), z, 4);
+        in.hw.network.set_default(alpha_beta_link{seconds{10e-6}, gigabits_per_second(100)});
+        in.model = fixtures::tiny_gpt();
+        in.job.global_batch = 16;
+        in.job.sequence_length = in.model.sequence_length;
+        in.profiles.enable_analytical({});
+        return in;
+    };
+    sailor_options o;
+    o.space.max_pipeline_degree = 2;
+    o.space.microbatch_sizes = {4};
+    for (std::size_t types : {5u, 8u}) {
+        const auto in = pool_of(types);
+        const problem pb = in.as_problem();
+        const auto r = sailor_planner<>(o).plan(pb);
+        REQUIRE(r.best());
+        test::check_all_valid(pb, r);
+    }
+    const auto in = pool_of(9);
+    try {
+        (void)sailor_planner<>(o).plan(in.as_problem());
+        FAIL("nine GPU types planned");
+    } catch (const input_error& e) {
+        const std::string what = e.what();
+        CHECK(what.find("at most 8") != std::string::npos);
+        CHECK(what.find("plan with zorse or cephalo") != std::string::npos);
+    }
+}

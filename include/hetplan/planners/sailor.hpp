@@ -12,6 +12,7 @@
 //   pricing   Simulator: Sailor's memory, time and money models (§4.3) by default
 // Every plan is built, priced by the simulator and validated (search::search_run); the objective
 // (max_throughput, min_cost, a user's) comes with the request and enters the DP and the bound.
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
@@ -179,8 +180,41 @@ private:
         std::vector<int> degrees;
         for (int D : search::data_parallel_degrees(pb.job.global_batch / f.mbs, d.gpus / f.P)) degrees.push_back(D);
         seen_.clear();
-        for (const search::tp_level& level : typing_.levels(d.tps))
-            scan_for(run.objective()).walk(degrees, [&](int D) { return step(run, d, f, times, level, D); });
+        const std::vector<search::tp_level> levels = typing_.levels(d.tps);
+        level_floor_.assign(degrees.empty() ? 0 : static_cast<std::size_t>(degrees.back()) + 1, std::numeric_limits<double>::quiet_NaN());
+        for (const search::tp_level& level : levels)
+            scan_for(run.objective()).walk(degrees, [&](int D) {
+                if (levels.size() > 1 && every_level_bounded_out(run, d, f, times, D)) {
+                    const search::sailor_instance inst{f.P, f.mbs, D, f.partition, &level};
+                    run.candidate(inst);
+                    run.pruned(inst, bound_);
+                    return step_outcome{std::nullopt, run.stopping()};
+                }
+                return step(run, d, f, times, level, D);
+            });
+    }
+
+    /// Whether the bound drops every TP level's instance at (P, mbs, D) at once: the instance
+    /// with every kept degree (free_tp) offers each level's typings and more, so its floor is
+    /// below each of theirs. One build per D instead of one per level (4^T levels for T types).
+    template <class Run>
+    bool every_level_bounded_out(Run& run, const search::sailor_domain& d, const search::sailor_family& f,
+                                 const search::stage_timings& times, int D) {
+        if constexpr (std::is_same_v<Bound, search::no_bound>) {
+            return false;
+        } else {
+            const auto cut = run.cutoff();
+            if (!cut) return false;
+            double& floor = level_floor_[static_cast<std::size_t>(D)];
+            if (std::isnan(floor)) {
+                static const search::tp_level every{};
+                boost::hana::tuple<> quiet;  // a bound's own probe: the hooks hear the real instances
+                search::build_stage_problem(every_sp_, run.pb(), d.cells, f.partition, f.mbs, D, times, pruners_, every, memory_, quiet);
+                solver_.prepare(every_sp_);
+                floor = search::value_floor(run.objective(), search::with_slack(bound_.floor(run.pb(), every_sp_)));
+            }
+            return floor > *cut;
+        }
     }
 
     /// One instance (P, mbs, level, D): pruned, bounded, solved, built, priced, offered.
@@ -282,6 +316,8 @@ private:
     std::size_t unplaceable_ = 0;  ///< DP solutions no zone layout could place (this plan() call)
     std::size_t unlinked_ = 0;     ///< DP solutions whose every layout needs a link the network lacks
     instance sp_;  ///< reused: building an instance allocates nothing once warm
+    instance every_sp_;  ///< the every-degree instance behind every_level_bounded_out
+    std::vector<double> level_floor_;  ///< its objective floor per D (NaN: not built yet), this family
     std::map<std::vector<std::uint16_t>, std::optional<double>> seen_;
 };
 

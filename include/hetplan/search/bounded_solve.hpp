@@ -21,15 +21,19 @@ namespace hetplan::search {
 /// is only dropped when it is clearly above the cut-off.
 inline constexpr double bound_slack = 1e-9;
 
+/// A bound's floors shrunk by the slack.
+[[nodiscard]] inline objective_terms with_slack(objective_terms floor) {
+    floor.iteration /= 1 + bound_slack, floor.usd /= 1 + bound_slack, floor.measure /= 1 + bound_slack;
+    return floor;
+}
+
 template <class Run, class C, class Bound, class Solver, class Offer>
 std::optional<double> bounded_solve(Run& run, const C& c, const Bound& bound, Solver& solver, Offer&& offer) {
     static_assert(concepts::check_bound<Bound, C>());
     constexpr bool bnb = !std::is_same_v<Bound, no_bound>;
     constexpr double inf = std::numeric_limits<double>::infinity();
     const auto cut = run.cutoff();
-    objective_terms floor = bound.floor(run.pb(), c);
-    floor.iteration /= 1 + bound_slack, floor.usd /= 1 + bound_slack, floor.measure /= 1 + bound_slack;
-    if (value_floor(run.objective(), floor) > cut.value_or(inf)) {
+    if (value_floor(run.objective(), with_slack(bound.floor(run.pb(), c))) > cut.value_or(inf)) {
         run.pruned(c, bound);
         return std::nullopt;
     }

@@ -20,7 +20,9 @@
 namespace hetplan::search {
 
 inline constexpr std::size_t max_cells = 16;  ///< (type, zone) cells one search handles
-inline constexpr std::size_t max_types = 4;   ///< GPU types one search handles
+/// GPU types one search handles: its typings are subsets of the types, so a stage DP is
+/// exponential in them; eight is above any cluster the papers plan (at most four or five).
+inline constexpr std::size_t max_types = 8;
 
 struct resource_cell {
     gpu_type_id gpu{};
@@ -75,7 +77,10 @@ template <class Usable>
             auto t = std::find(out.types.begin(), out.types.end(), gid);
             if (t == out.types.end()) {
                 if (out.types.size() == max_types)
-                    throw input_error("search: more than " + std::to_string(max_types) + " GPU types in one search");
+                    throw input_error("search: the pool has more than " + std::to_string(max_types) +
+                                      " GPU types with whole nodes; a Sailor-style search handles at most " + std::to_string(max_types) +
+                                      " at once (each stage's typing is a subset of them): restrict the pool to the types worth "
+                                      "using, or plan with zorse or cephalo, which take any number");
                 t = out.types.insert(out.types.end(), gid);
             }
             resource_cell c;

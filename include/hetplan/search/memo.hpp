@@ -25,16 +25,26 @@ concept memo_table = requires(T& t, const K& k, const V& v) {
     { t.size() } -> std::convertible_to<std::size_t>;
 };
 
-/// Hash of a key's bytes (FNV-1a), for keys without padding: compound memo keys made of
-/// integers, compared bytewise.
+/// Hash of a key's bytes, for keys without padding: compound memo keys made of integers,
+/// compared bytewise. Eight bytes per step (a multiply-xorshift mix); byte-wise FNV cost a
+/// multiply per byte on the stage DP's 70-byte keys.
 template <class K>
     requires std::has_unique_object_representations_v<K>
 struct bytes_hash {
     std::size_t operator()(const K& k) const noexcept {
         unsigned char b[sizeof(K)];
         std::memcpy(b, &k, sizeof(K));
-        std::uint64_t h = 1469598103934665603ull;
-        for (unsigned char c : b) h = (h ^ c) * 1099511628211ull;
+        std::uint64_t h = 0x9E3779B97F4A7C15ull ^ sizeof(K);
+        std::size_t i = 0;
+        for (; i + 8 <= sizeof(K); i += 8) {
+            std::uint64_t w;
+            std::memcpy(&w, b + i, 8);
+            h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+            h ^= h >> 31;
+        }
+        std::uint64_t tail = 0;
+        std::memcpy(&tail, b + i, sizeof(K) - i);
+        h = (h ^ tail) * 0x94D049BB133111EBull;
         return static_cast<std::size_t>(h ^ (h >> 29));
     }
 };

@@ -90,7 +90,7 @@ struct instance_bound {
 ///   sum_i D min_t y_t allowed[i][t] > sum_t y_t cap[t].
 /// The extreme rays of that inequality set price ratios that are products of TP ratios, all
 /// powers of two, so trying y_t in {0, 1, 2, 4, ...} up to the largest such ratio is exact
-/// (capped at 5^4 price vectors for four types, where it is a weaker, still valid test).
+/// (capped for four or more types, where it is a weaker, still valid test).
 template <class Allowed>
 [[nodiscard]] bool fractional_assignment_fits(const Allowed& allowed, int D, const std::array<int, max_types>& cap,
                                               std::size_t T) {
@@ -100,7 +100,9 @@ template <class Allowed>
             if (a[t] > 0) lo = std::min(lo, a[t]), hi = std::max(hi, a[t]);
     if (lo == std::numeric_limits<int>::max()) return allowed.empty();
     const int spread = std::bit_width(unsigned(hi / lo)) - 1;           // log2 of the largest TP ratio
-    const int K = std::min<int>(spread * int(T > 0 ? T - 1 : 0), T >= 4 ? 3 : 16);  // price exponents 0..K
+    // Price exponents 0..K per type: (K + 2)^T vectors, kept to a few thousand. Fewer price
+    // vectors only weaken the test (it may answer "fits" more often): the floor stays a floor.
+    const int K = std::min<int>(spread * int(T > 0 ? T - 1 : 0), T >= 6 ? 1 : T >= 4 ? 3 : 16);
     std::array<int, max_types> e{};  // exponent + 1 per type; 0 = price 0
     for (;;) {
         std::array<std::int64_t, max_types> y{};

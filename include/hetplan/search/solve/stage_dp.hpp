@@ -189,9 +189,11 @@ private:
     struct ring_price {
         double time = 0, egress = 0;
     };
-    /// Cache keys: three 32-bit fields, no padding, hashed bytewise.
+    /// Cache keys: (stage, x, y) in two 64-bit words, no padding, hashed bytewise.
     struct key3 {
-        std::uint32_t a = 0, b = 0, c = 0;
+        std::uint64_t a = 0, b = 0;
+        key3() = default;
+        key3(std::uint64_t stage, std::uint64_t x, std::uint64_t y) : a(stage | x << 16), b(y) {}  // stage < 2^16, x < 2^48
         friend bool operator==(const key3&, const key3&) = default;
     };
 
@@ -342,11 +344,12 @@ private:
 
     /// Which cells a composition uses and each type's TP, packed (cache keys).
     template <class SP>
-    [[nodiscard]] static std::uint32_t shape(const SP& sp, const composition& c) {
-        std::uint32_t mask = 0, tps = 0;
-        for (std::size_t q = 0; q < sp.cells->cells.size(); ++q) mask |= std::uint32_t(c.n[q] > 0) << q;
-        for (std::size_t t = 0; t < max_types; ++t) tps |= std::uint32_t(std::bit_width(unsigned(c.tp[t]))) << (3 * t);
-        return mask | tps << 16;
+    [[nodiscard]] static std::uint64_t shape(const SP& sp, const composition& c) {
+        static_assert(max_cells + 3 * max_types <= 64, "cell mask and TP exponents must pack into 64 bits");
+        std::uint64_t mask = 0, tps = 0;
+        for (std::size_t q = 0; q < sp.cells->cells.size(); ++q) mask |= std::uint64_t(c.n[q] > 0) << q;
+        for (std::size_t t = 0; t < max_types; ++t) tps |= std::uint64_t(std::bit_width(unsigned(c.tp[t]))) << (3 * t);
+        return mask | tps << max_cells;
     }
 
     /// Upper bound on the boundary from the cells each side uses: the slowest pair of cells, and
