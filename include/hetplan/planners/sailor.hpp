@@ -97,9 +97,11 @@ public:
         static_assert(concepts::check_solver<Solver, search::stage_problem<Pruners>, O>());
         pb.model.check();
         pb.job.check();
+        std::vector<ranked_plan> unconstrained = unconstrained_plans(pb, rq);
         memory_ = memory_for(pb.job);
         unplaceable_ = unlinked_ = 0;
         search::search_run run(pb, rq, opt_.keep);
+        for (ranked_plan& rp : unconstrained) run.offer(std::move(rp.pl), rp.est, rp.predicted, sim_.memory, "the unconstrained search's plan");
         if (memory_.zero_stage > 0) run.note("ZeRO stage " + std::to_string(memory_.zero_stage) + ": state sharded over each stage's replicas, synchronised as an all-reduce's volume");
         pruners_.begin(pb);
         const search::sailor_domain d = search::make_sailor_domain(pb, zones_, search::h1_tp_within_node{});
@@ -134,6 +136,27 @@ private:
 
     template <class... Pieces>
     static auto remade(const sailor_options& o, const Sim& sim, Pieces... p) { return sailor_planner<Sim, Pieces...>(o, sim, std::move(p)...); }
+
+    /// With a budget or a minimum throughput, the same objective's plans without them, offered
+    /// first: the stage DP admits by its own prices (merged zones priced by the region's first
+    /// zone, boundaries by their slowest pair), which can refuse a plan whose simulated price
+    /// is within the limits. So a budget at or above the unconstrained plan's cost returns
+    /// that plan (the law docs/reproduction.md states; a property test checks it).
+    template <class O, class... Hooks>
+    [[nodiscard]] std::vector<ranked_plan> unconstrained_plans(const problem& pb, const plan_request<O, Hooks...>& rq) {
+        if constexpr (requires(O o) { o.limits = constraints{}; }) {
+            if (!rq.objective.limits.max_usd && !rq.objective.limits.min_throughput) return {};
+            plan_request<O> free;
+            free.objective = rq.objective;
+            free.objective.limits = {};
+            free.top = opt_.keep;
+            free.rank_within = rq.rank_within;
+            free.stop = rq.stop;
+            return plan(pb, free).plans;
+        } else {
+            return {};
+        }
+    }
 
     /// The job's memory options Sailor's models price (§4.3): ZeRO 1-2 (the same traffic as an
     /// all-reduce). Recomputation, ZeRO-3's all-gathers and offloading have no time in them:
