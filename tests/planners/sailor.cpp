@@ -622,3 +622,80 @@ TEST_CASE("five to eight GPU types plan; a ninth is refused with what to do (iss
         CHECK(what.find("plan with zorse or cephalo") != std::string::npos);
     }
 }
+
+TEST_CASE("last-stage patterns: the compositions the full enumeration's front keeps, in its order (issue 15)") {
+    // With boundaries bounded by cell pairs, a last stage's terms differ only in the rate across
+    // compositions that use the same cells, with the same cells holding more than one replica.
+    // The reference: every composition, grouped by that pattern, the first of least rate kept.
+    const auto in = fixtures::default_planning_example();
+    const problem pb = in.as_problem();
+    const h1_tp_within_node h1{};
+    const cell_set cells = make_cells(pb.hw, pb.pool(), [&](gpu_type_id g) { return !h1(pb, g).empty(); });
+    REQUIRE(cells.cells.size() >= 3);
+    std::vector<std::vector<int>> tps;
+    for (auto g : cells.types) tps.push_back(h1(pb, g));
+    const simulator<> sim;
+    const prune::all pruners{h2_memory_fit<>{}, h5_one_region{}};
+    pruners.begin(pb);
+    stage_problem<prune::all<h2_memory_fit<>, h5_one_region>> sp;
+    boost::hana::tuple<> no_hooks;
+    std::vector<composition> scratch;
+    std::size_t patterns = 0, compositions = 0;
+    for (int P : {1, 3})
+        for (int D : {1, 3, 8, 16}) {
+            const auto part = even_partition(pb.model.num_layers(), P);
+            const auto times = time_stages(pb, cells, part, 2, tps, sim.time, {}, schedule_kind::one_f_one_b);
+            build_stage_problem(sp, pb, cells, part, 2, D, times, pruners, tp_level{}, {}, no_hooks);
+            cell_counts left{};
+            for (std::size_t c = 0; c < cells.cells.size(); ++c) left[c] = static_cast<std::uint16_t>(cells.cells[c].capacity);
+            for (bool money : {false, true}) {
+                CAPTURE(P);
+                CAPTURE(D);
+                CAPTURE(money);
+                auto rate = [&](const composition& c) {
+                    double r = 0;
+                    for (std::size_t q = 0; q < cells.cells.size(); ++q) r += c.n[q] * c.tp[cells.cells[q].type] * sp.usd_per_gpu_second[cells.cells[q].type];
+                    return money ? r : 0.0;
+                };
+                // (choice, cells used, cells with more than one) -> the kept composition, by first sight.
+                std::vector<std::tuple<const tp_choice*, std::uint32_t, std::uint32_t, composition, std::size_t>> expected;
+                std::size_t position = 0;
+                for_each_composition(sp, P - 1, left, [&](const composition& c, const tp_choice& ch) {
+                    std::uint32_t used = 0, multi = 0;
+                    for (std::size_t q = 0; q < cells.cells.size(); ++q) used |= std::uint32_t(c.n[q] > 0) << q, multi |= std::uint32_t(c.n[q] > 1) << q;
+                    auto it = std::ranges::find_if(expected, [&](const auto& e) { return std::get<0>(e) == &ch && std::get<1>(e) == used && std::get<2>(e) == multi; });
+                    if (it == expected.end()) expected.emplace_back(&ch, used, multi, c, position);
+                    // Cheaper by more than rounding (sums of equal prices in another order differ in the last bits).
+                    else if (rate(c) < rate(std::get<3>(*it)) * (1 - 1e-12)) std::get<3>(*it) = c, std::get<4>(*it) = position;
+                    ++position;
+                });
+                std::ranges::sort(expected, {}, [](const auto& e) { return std::get<4>(e); });
+                std::vector<std::pair<const tp_choice*, composition>> got;
+                for_each_last_pattern(sp, P - 1, left, money, scratch, [&](const composition& c, const tp_choice& ch) { got.emplace_back(&ch, c); });
+                REQUIRE(got.size() == expected.size());
+                for (std::size_t k = 0; k < got.size(); ++k) {
+                    CAPTURE(k);
+                    CHECK(got[k].first == std::get<0>(expected[k]));
+                    CHECK(got[k].second == std::get<3>(expected[k]));
+                }
+                patterns += got.size();
+                compositions += position;
+            }
+        }
+    CHECK(compositions > 2 * patterns);  // the reduction did something here
+}
+
+TEST_CASE("a stage DP over its memory limit is given up with a note; the plans found are valid (issue 15)") {
+    const auto in = fixtures::default_planning_example();
+    const problem pb = in.as_problem();
+    sailor_options opt;
+    opt.dp_memory = 1;  // every instance that grows past 4096 compositions
+    const plan_result r = sailor_planner<>(opt).plan(pb);
+    CHECK(std::ranges::any_of(r.notes, [](const std::string& n) { return n.find("sailor_options::dp_memory") != std::string::npos; }));
+    for (const ranked_plan& rp : r.plans) CHECK(validate(pb, rp.pl, sailor_memory_model{}).ok());
+    // Without the limit the same search gives up nothing.
+    const plan_result full = sailor_planner<>().plan(pb);
+    CHECK_FALSE(std::ranges::any_of(full.notes, [](const std::string& n) { return n.find("dp_memory") != std::string::npos; }));
+    REQUIRE(full.best());
+    if (r.best()) CHECK(full.best()->iteration().value <= r.best()->iteration().value * (1 + 1e-12));
+}

@@ -44,6 +44,7 @@ struct sailor_options {
     search::sailor_space space{};    ///< pipeline degrees and microbatch sizes
     bool exact_boundaries = false;   ///< off: a pipeline boundary is bounded by its slowest cell pair in the DP
     std::size_t keep = 16;           ///< ranked-list length that bounds the search (at least the request's top)
+    std::size_t dp_memory = std::size_t{128} << 20;  ///< bytes one stage DP instance may take; larger ones are given up, with a note
 };
 
 template <class Sim = simulator<>,
@@ -106,7 +107,8 @@ public:
         pruners_.begin(pb);
         const search::sailor_domain d = search::make_sailor_domain(pb, zones_, search::h1_tp_within_node{});
         if (d.cells.ignored_gpus > 0) run.note(std::to_string(d.cells.ignored_gpus) + " GPUs of partial nodes were left out");
-        const std::size_t states = solver_stats().states, compositions = solver_stats().compositions;
+        if constexpr (requires { solver_.set_memory_limit(std::size_t{}); }) solver_.set_memory_limit(opt_.dp_memory);
+        const search::dp_stats before = solver_stats();
         for (const search::sailor_family& f : opt_.space.candidates(pb)) {
             if (run.stopping()) break;
             plan_family(run, d, f);
@@ -123,7 +125,11 @@ public:
                      " endpoint pairs (e.g. " + name(a) + " -> " + name(b) + "): placements that need one were skipped" +
                      (unlinked_ > 0 ? " (" + std::to_string(unlinked_) + " DP solution(s) had no other)" : std::string{}));
         }
-        run.stats().counters = {{"dp states", solver_stats().states - states}, {"compositions", solver_stats().compositions - compositions}};
+        const search::dp_stats after = solver_stats();
+        if (const std::size_t given_up = after.abandoned - before.abandoned; given_up > 0)
+            run.note(std::to_string(given_up) + " instance(s) needed more than sailor_options::dp_memory (" + std::to_string(opt_.dp_memory >> 20) +
+                     " MiB) for the stage DP and were given up: plans they hold may be missing (raise it, or plan fewer GPUs per zone)");
+        run.stats().counters = {{"dp states", after.states - before.states}, {"compositions", after.compositions - before.compositions}};
         if (run.best() == std::numeric_limits<double>::infinity() && !run.stopping()) explain_no_plan(run, d);
         return run.finish(std::string(name()));
     }

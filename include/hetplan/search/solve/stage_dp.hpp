@@ -68,7 +68,70 @@ struct dp_stats {
     std::size_t states = 0;        ///< memoised subproblems
     std::size_t compositions = 0;  ///< (state, composition) pairs evaluated
     std::size_t entries = 0;       ///< front entries stored
+    std::size_t abandoned = 0;     ///< instances given up at the memory limit
 };
+
+namespace detail {
+
+/// The cells one typing of a stage can draw replicas from, in cell order, with how many
+/// replicas each could hold (`left` / the type's TP) and their price per replica.
+struct typed_cells {
+    std::array<std::uint16_t, max_cells> cap{};
+    std::array<std::uint8_t, max_cells> order{};  ///< cell index of each position
+    std::array<double, max_cells> price{};        ///< USD/s per replica
+    std::size_t k = 0;
+};
+
+template <class SP>
+[[nodiscard]] bool type_cells(const SP& sp, const tp_choice& choice, const cell_counts& left, typed_cells& out) {
+    const auto& cells = sp.cells->cells;
+    out.k = 0;
+    std::uint8_t reachable = 0;
+    int total = 0;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+        if (!(choice.types >> cells[c].type & 1u)) continue;
+        const int tp = choice.tp[cells[c].type];
+        const auto cap = static_cast<std::uint16_t>(left[c] / tp);
+        if (cap == 0) continue;
+        reachable |= static_cast<std::uint8_t>(1u << cells[c].type);
+        out.cap[out.k] = cap;
+        out.price[out.k] = tp * sp.usd_per_gpu_second[cells[c].type];
+        out.order[out.k++] = static_cast<std::uint8_t>(c);
+        total += cap;
+    }
+    return reachable == choice.types && total >= sp.D;
+}
+
+/// What may still join a placement `used` from position `from` on: the positions the pruners
+/// keep with it (pruners of placements are monotone, so a position refused now stays refused),
+/// and per position the replicas and types that those from it on could add. The enumerations
+/// below stop a branch that cannot reach D replicas or every type of the typing: without it a
+/// stage whose cells span two regions (H5) explores every way to under-fill the first (a
+/// 2,048-GPU pool: seconds per instance, none of it a composition).
+struct reach {
+    std::uint32_t joinable = 0;  ///< bit j: position j may join
+    std::array<int, max_cells + 1> replicas{};
+    std::array<std::uint8_t, max_cells + 1> types{};
+};
+
+template <class SP>
+void reach_from(const SP& sp, int stage, const typed_cells& tc, std::uint8_t typing, std::uint32_t used, std::size_t from,
+                std::uint32_t candidates, reach& out) {
+    const auto& cells = sp.cells->cells;
+    out.joinable = 0;
+    out.replicas[tc.k] = 0;
+    out.types[tc.k] = 0;
+    for (std::size_t j = tc.k; j-- > from;) {
+        out.replicas[j] = out.replicas[j + 1];
+        out.types[j] = out.types[j + 1];
+        if (!(candidates >> j & 1u) || !sp.keeps(stage, used | std::uint32_t{1} << tc.order[j], typing)) continue;
+        out.joinable |= std::uint32_t{1} << j;
+        out.replicas[j] += tc.cap[j];
+        out.types[j] = static_cast<std::uint8_t>(out.types[j] | 1u << cells[tc.order[j]].type);
+    }
+}
+
+}  // namespace detail
 
 /// Calls f(composition, choice) for every replica set of `stage` that fits in `left` and whose
 /// placement the instance's pruners keep, in a fixed order (typings, then counts
@@ -76,48 +139,103 @@ struct dp_stats {
 template <class SP, class F>
 void for_each_composition(const SP& sp, int stage, const cell_counts& left, F&& f) {
     const auto& cells = sp.cells->cells;
-    const std::size_t C = cells.size();
+    detail::typed_cells tc;
+    std::array<detail::reach, max_cells + 1> reach;  // per number of cells joined (depth-first)
     for (const tp_choice& choice : sp.stages[static_cast<std::size_t>(stage)].choices) {
-        std::array<std::uint16_t, max_cells> cap{};
-        std::array<std::uint8_t, max_cells> order{};
-        std::size_t k = 0;
-        std::uint8_t reachable = 0;
-        for (std::size_t c = 0; c < C; ++c) {
-            if (!(choice.types >> cells[c].type & 1u)) continue;
-            cap[k] = static_cast<std::uint16_t>(left[c] / choice.tp[cells[c].type]);
-            if (cap[k] == 0) continue;
-            reachable |= static_cast<std::uint8_t>(1u << cells[c].type);
-            order[k++] = static_cast<std::uint8_t>(c);
-        }
-        if (reachable != choice.types) continue;
-        std::array<int, max_cells + 1> suffix{};
-        for (std::size_t j = k; j-- > 0;) suffix[j] = suffix[j + 1] + cap[j];
-        if (suffix[0] < sp.D) continue;
+        if (!detail::type_cells(sp, choice, left, tc)) continue;
+        detail::reach_from(sp, stage, tc, choice.types, 0u, 0, ~std::uint32_t{0}, reach[0]);
         composition comp;
         comp.tp = choice.tp;
-        // Depth-first over the cells in `order`, largest count first; `used` is the placement so
-        // far, judged by the pruners whenever a cell joins it (monotone: a dropped placement
-        // drops all its extensions).
-        auto rec = [&](auto&& self, std::size_t j, int rest, std::uint32_t used, std::uint8_t seen) -> void {
-            const std::uint32_t with = used | std::uint32_t{1} << order[j];
-            const bool may_join = sp.keeps(stage, with, choice.types);
-            if (j + 1 == k) {
-                if (rest > cap[j] || (rest > 0 && !may_join)) return;
-                comp.n[order[j]] = static_cast<std::uint16_t>(rest);
-                const std::uint8_t types = rest > 0 ? std::uint8_t(seen | 1u << cells[order[j]].type) : seen;
-                if (types == choice.types) f(comp, choice);
-                comp.n[order[j]] = 0;
+        // Depth-first over the positions, largest count first; `used` is the placement so far,
+        // judged by the pruners whenever a cell joins it.
+        auto rec = [&](auto&& self, std::size_t j, int rest, std::uint32_t used, std::uint8_t seen, std::size_t joined) -> void {
+            const detail::reach& r = reach[joined];
+            if (rest > r.replicas[j] || (choice.types & ~(seen | r.types[j])) != 0) return;
+            if (j == tc.k) {
+                if (rest == 0) f(comp, choice);
                 return;
             }
-            const int lo = std::max(0, rest - suffix[j + 1]);
-            for (int v = std::min<int>(rest, may_join ? cap[j] : 0); v >= lo; --v) {
-                comp.n[order[j]] = static_cast<std::uint16_t>(v);
-                if (v > 0) self(self, j + 1, rest - v, with, std::uint8_t(seen | 1u << cells[order[j]].type));
-                else self(self, j + 1, rest, used, seen);
+            const std::size_t c = tc.order[j];
+            if (r.joinable >> j & 1u) {
+                const std::uint32_t with = used | std::uint32_t{1} << c;
+                const auto typed = std::uint8_t(seen | 1u << cells[c].type);
+                detail::reach_from(sp, stage, tc, choice.types, with, j + 1, r.joinable, reach[joined + 1]);
+                const int lo = std::max(1, rest - reach[joined + 1].replicas[j + 1]);
+                for (int v = std::min<int>(rest, tc.cap[j]); v >= lo; --v) {
+                    comp.n[c] = static_cast<std::uint16_t>(v);
+                    self(self, j + 1, rest - v, with, typed, joined + 1);
+                }
             }
-            comp.n[order[j]] = 0;
+            comp.n[c] = 0;
+            self(self, j + 1, rest, used, seen, joined);
         };
-        rec(rec, 0, sp.D, 0u, std::uint8_t{0});
+        rec(rec, 0, sp.D, 0u, std::uint8_t{0}, 0);
+    }
+}
+
+/// The last stage's compositions as far as its price can tell them apart. With boundaries
+/// bounded by cell pairs, a last stage's terms depend on its typing, the cells it uses and
+/// which of them hold more than one replica (the ring's edges); only the rate is linear in the
+/// counts. So per (typing, pattern) one composition stands for all: the cheapest (money) and,
+/// among equals, the first in for_each_composition's order, the one that order's Pareto front
+/// keeps. They are called in that order too, so the fronts are the same entry for entry, and
+/// C(D-1, k-1) compositions over k cells become at most 3^k patterns. `reps` is the caller's
+/// scratch.
+template <class SP, class F>
+void for_each_last_pattern(const SP& sp, int stage, const cell_counts& left, bool money, std::vector<composition>& reps, F&& f) {
+    const auto& cells = sp.cells->cells;
+    detail::typed_cells tc;
+    std::array<detail::reach, max_cells + 1> reach;
+    std::array<std::uint8_t, max_cells> fill{};
+    for (const tp_choice& choice : sp.stages[static_cast<std::size_t>(stage)].choices) {
+        if (!detail::type_cells(sp, choice, left, tc)) continue;
+        detail::reach_from(sp, stage, tc, choice.types, 0u, 0, ~std::uint32_t{0}, reach[0]);
+        reps.clear();
+        composition comp;
+        comp.tp = choice.tp;
+        // The replicas beyond each cell's least count (1, or 2 where it holds more than one) go
+        // to the cells that hold more: cheapest first (money), else first in order; earlier
+        // cells first among equals.
+        auto place = [&](int low) {
+            std::size_t m = 0;
+            for (std::size_t j = 0; j < tc.k; ++j)
+                if (comp.n[tc.order[j]] == 2) fill[m++] = static_cast<std::uint8_t>(j);
+            if (money)
+                std::stable_sort(fill.begin(), fill.begin() + static_cast<std::ptrdiff_t>(m), [&](auto a, auto b) { return tc.price[a] < tc.price[b]; });
+            composition r = comp;
+            int rest = sp.D - low;
+            for (std::size_t q = 0; q < m && rest > 0; ++q) {
+                const int more = std::min(rest, tc.cap[fill[q]] - 2);
+                r.n[tc.order[fill[q]]] = static_cast<std::uint16_t>(2 + more);
+                rest -= more;
+            }
+            reps.push_back(r);
+        };
+        // Depth-first over the positions: absent, one replica, or more. `low`/`high`: the least
+        // and most replicas the pattern so far can hold.
+        auto rec = [&](auto&& self, std::size_t j, int low, int high, std::uint32_t used, std::uint8_t seen, std::size_t joined) -> void {
+            const detail::reach& r = reach[joined];
+            if (low > sp.D || high + r.replicas[j] < sp.D || (choice.types & ~(seen | r.types[j])) != 0) return;
+            if (j == tc.k) return place(low);
+            const std::size_t c = tc.order[j];
+            if (r.joinable >> j & 1u) {
+                const std::uint32_t with = used | std::uint32_t{1} << c;
+                const auto typed = std::uint8_t(seen | 1u << cells[c].type);
+                detail::reach_from(sp, stage, tc, choice.types, with, j + 1, r.joinable, reach[joined + 1]);
+                if (tc.cap[j] >= 2) {
+                    comp.n[c] = 2;
+                    self(self, j + 1, low + 2, high + tc.cap[j], with, typed, joined + 1);
+                }
+                comp.n[c] = 1;
+                self(self, j + 1, low + 1, high + 1, with, typed, joined + 1);
+            }
+            comp.n[c] = 0;
+            self(self, j + 1, low, high, used, seen, joined);
+        };
+        rec(rec, 0, 0, 0, 0u, std::uint8_t{0}, 0);
+        // for_each_composition's order: counts lexicographically over the cells, largest first.
+        std::sort(reps.begin(), reps.end(), [](const composition& a, const composition& b) { return a.n > b.n; });
+        for (const composition& r : reps) f(r, choice);
     }
 }
 
@@ -127,6 +245,12 @@ template <concepts::time_model Time = sailor_time_model, template <class, class,
 class stage_dp {
 public:
     explicit stage_dp(Time tm = {}, bool floors = true) : tm_(std::move(tm)), floors_(floors) {}
+
+    /// Memory one instance's tables may take (memo and fronts, estimated); an instance that
+    /// needs more is given up (solve returns none, stats().abandoned counts it), so a large pool
+    /// degrades to the plans of the instances that fit rather than to gigabytes.
+    void set_memory_limit(std::size_t bytes) { max_bytes_ = bytes; }
+    [[nodiscard]] std::size_t memory_limit() const { return max_bytes_; }
 
     [[nodiscard]] static constexpr const char* name() { return "stage DP"; }
     [[nodiscard]] const Time& time_model() const { return tm_; }
@@ -152,7 +276,8 @@ public:
         const auto [off, len] = solve_state(sp, o, 0, left, composition{});
         stats_.states += memo_.size();
         stats_.entries += pool_.size();
-        if (stopped_) return std::nullopt;
+        if (over_) ++stats_.abandoned;
+        if (stopped_ || over_) return std::nullopt;
         return root(sp, o, off, len);
     }
 
@@ -201,7 +326,7 @@ private:
     void begin(const SP& sp, const O& o, const solve_limits& lim) {
         cutoff_ = lim.cutoff;
         poll_ = stop_poll(lim.stop);
-        stopped_ = false;
+        stopped_ = over_ = false;
         money_ = uses_money(o);
         measure_ = concepts::measured_objective<O>;
         per_replica_ = sp.per_replica;
@@ -435,9 +560,10 @@ private:
         seen_prev.n = k.prev;
         seen_prev.tp = k.prev_tp;
 
-        for_each_composition(sp, i, left, [&](const composition& comp, const tp_choice& choice) {
+        auto visit = [&](const composition& comp, const tp_choice& choice) {
             ++stats_.compositions;
-            if (stopped_ || (poll_() && (stopped_ = true))) return;
+            if (stopped_ || over_ || (poll_() && (stopped_ = true)) || ((stats_.compositions & 4095) == 0 && (over_ = footprint() > max_bytes_)))
+                return;
             const ring_price sync = stage_sync(sp, i, comp);
             double rate = 0, mrate = 0;
             cell_counts rest = left;
@@ -470,7 +596,10 @@ private:
                         c, comp};
                 if (!beyond(o, i, e.terms)) pareto_insert(front, e, money_, measure_);
             }
-        });
+        };
+        // A last stage's rate is its only term linear in the counts (unless a measure weighs cells).
+        if (last && !sp.exact_boundaries && !measure_) for_each_last_pattern(sp, i, left, money_, reps_, visit);
+        else for_each_composition(sp, i, left, visit);
 
         const span out{static_cast<std::uint32_t>(pool_.size()), static_cast<std::uint32_t>(front.size())};
         pool_.insert(pool_.end(), front.begin(), front.end());
@@ -478,8 +607,13 @@ private:
         return out;
     }
 
+    /// Estimated bytes of this instance's tables (an open-addressing memo at most half full).
+    [[nodiscard]] std::size_t footprint() const { return memo_.size() * 2 * (sizeof(key) + sizeof(span) + 8) + pool_.size() * sizeof(entry); }
+
     Time tm_;
     bool floors_ = true;
+    std::size_t max_bytes_ = std::size_t{128} << 20;
+    bool over_ = false;
     const instance_bound* bound_ = nullptr;
     instance_bound zero_;
     double cutoff_ = std::numeric_limits<double>::infinity();
@@ -495,6 +629,7 @@ private:
     std::vector<std::vector<entry>> scratch_;
     std::vector<endpoint> ring_;
     std::vector<composition> chosen_;  ///< the last solution's compositions
+    std::vector<composition> reps_;    ///< the last stage's patterns (for_each_last_pattern)
     dp_stats stats_;
 };
 
