@@ -290,6 +290,10 @@ inline int simulate_command(const std::vector<std::string>& args) {
     const problem pb = builtin_example ? ex.as_problem() : in.pb();
     const any_planner models = planner_named(o.planner);
     const validation_report v = models.check(pb, pl);
+    if (!v.priceable) {  // nothing to price: say why (the models would refuse it too)
+        std::printf("the plan is NOT valid, and cannot be priced:\n%s", v.summary().c_str());
+        return 1;
+    }
     const estimate e = models.price(pb, pl);
     std::printf("priced with %s's models\n", models.name().c_str());
     print_estimate(stdout, pb, pl, e);

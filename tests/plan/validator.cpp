@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <functional>
+
 #include "../support.hpp"
+#include "hetplan/planners/cephalo.hpp"
+#include "hetplan/planners/zorse.hpp"
 
 using namespace hetplan;
 using test::worker;
@@ -94,4 +98,49 @@ TEST_CASE("validator reports every violation precisely") {
         CHECK(validate(w.pb(), pl, sailor_memory_model{}).has(violation_kind::bad_reference));
     }
     SUBCASE("no pipeline") { CHECK(validate(w.pb(), plan{}, sailor_memory_model{}).has(violation_kind::empty)); }
+}
+
+TEST_CASE("what no model can price is refused before any model runs, by every simulator (issue 16)") {
+    // Each case crashed `hetplan simulate` before: SIGFPE (a stage without workers), SIGSEGV or
+    // a raw vector::_M_range_check (a layer range past the model's end, [0, 0)), signed overflow
+    // (65536 x 65536 samples), a node the zone does not have accepted as valid.
+    const auto ex = fixtures::default_example();
+    const problem pb = ex.as_problem();
+    REQUIRE(validate_structure(pb, ex.example_plan).priceable);
+    const int L = pb.model.num_layers();
+    struct mutation {
+        const char* name;
+        std::function<void(plan&)> apply;
+        const char* says;
+    };
+    const std::vector<mutation> cases{
+        {"stage without workers", [](plan& pl) { pl.pipelines[0].stages[0].workers.clear(); }, "has no worker group"},
+        {"layers past the end", [L](plan& pl) { pl.pipelines[0].stages.back().layers = {{L - 2, L + 5}}; }, "outside the model's"},
+        {"empty layer range", [](plan& pl) { pl.pipelines[0].stages[0].layers = {{0, 0}}; }, "layer range [0, 0)"},
+        {"batch overflow", [](plan& pl) { for (auto& w : pl.pipelines[0].stages[0].workers) w.microbatch_size = w.num_microbatches = 65536; }, "exceeds the global batch"},
+        {"node out of range", [](plan& pl) { pl.pipelines[0].stages[0].workers[0].node = 1000000; }, "node 1000000 of"},
+        {"state share out of range", [](plan& pl) { pl.pipelines[0].stages[0].workers[0].state_share = 5; }, "is not in [0, 1]"},
+        {"unknown GPU type", [](plan& pl) { pl.pipelines[0].stages[0].workers[0].gpu = gpu_type_id{99}; }, "does not have"},
+    };
+    for (const mutation& m : cases) {
+        CAPTURE(m.name);
+        plan pl = ex.example_plan;
+        m.apply(pl);
+        const validation_report rep = validate_structure(pb, pl);
+        CHECK_FALSE(rep.priceable);
+        CHECK_FALSE(rep.ok());
+        CHECK_MESSAGE(rep.summary().find(m.says) != std::string::npos, rep.summary());
+        CHECK_FALSE(validate(pb, pl, sailor_memory_model{}).ok());
+        auto refused = [&](const auto& sim) {
+            try {
+                (void)sim.run(pb, pl);
+            } catch (const input_error& e) {
+                return std::string(e.what()).find(m.says) != std::string::npos;
+            }
+            return false;
+        };
+        CHECK(refused(simulator<>{}));
+        CHECK(refused(zorse_simulator{}));
+        CHECK(refused(cephalo_simulator{}));
+    }
 }

@@ -8,6 +8,7 @@
 #include "hetplan/cost/money/sailor.hpp"
 #include "hetplan/cost/time/sailor.hpp"
 #include "hetplan/plan/estimate.hpp"
+#include "hetplan/plan/validator.hpp"
 
 namespace hetplan {
 
@@ -27,6 +28,7 @@ struct simulator {
     CostModel money{};
 
     [[nodiscard]] estimate run(const problem& pb, const plan& pl) const {
+        require_priceable(pb, pl);  // before any model indexes a layer or divides by a stage's workers
         estimate e;
         e.memory = memory.estimate(pb, pl);
         e.time = time.estimate(pb, pl);

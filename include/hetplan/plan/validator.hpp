@@ -35,6 +35,9 @@ struct violation {
 
 struct validation_report {
     std::vector<violation> violations;
+    /// Whether models can run on the plan at all (validate_structure found nothing that would
+    /// make them index out of range, divide by zero or overflow); false implies !ok().
+    bool priceable = true;
     [[nodiscard]] bool ok() const { return violations.empty(); }
     [[nodiscard]] bool has(violation_kind k) const {
         return std::any_of(violations.begin(), violations.end(), [k](const violation& v) { return v.kind == k; });
@@ -67,11 +70,12 @@ inline bool packs_into_nodes(std::vector<int> groups, int available, int per_nod
 }
 }  // namespace detail
 
-/// Every violation of `pl`; the memory check uses `mm`, the memory model of the planner or
-/// simulator at hand (each paper brings its own, so none is assumed).
-template <class MemoryModel>
-validation_report validate(const problem& pb, const plan& pl, const MemoryModel& mm) {
-    static_assert(concepts::check_memory_model<MemoryModel>());
+/// What every model needs before it can price `pl` (no memory model involved): pipelines,
+/// stages, workers and layer ranges present and in range, GPU types, zones and nodes that
+/// exist, positive TP / microbatches, shares in [0, 1], batches that add up within the global
+/// batch, GPUs within the pool. `validate` adds the memory check; simulators refuse a plan
+/// that fails this (require_priceable) rather than divide by an empty stage.
+inline validation_report validate_structure(const problem& pb, const plan& pl) {
     validation_report rep;
     auto add = [&](violation_kind k, std::string m) { rep.violations.push_back({k, std::move(m)}); };
     const int L = pb.model.num_layers();
@@ -83,61 +87,82 @@ validation_report validate(const problem& pb, const plan& pl, const MemoryModel&
     if (!(pl.memory.usable_fraction > 0 && pl.memory.usable_fraction <= 1))
         add(violation_kind::bad_value, "usable memory fraction must be in (0, 1]");
 
-    bool structurally_sound = rep.ok();
+    rep.priceable = rep.ok();
     long long total_batch = 0;
+    bool batch_known = true;  ///< false once a worker's batch share was refused: no sums of the rest
     std::map<std::pair<std::size_t, std::size_t>, std::vector<int>> groups;  // (type, zone) -> TP sizes
     for (std::size_t p = 0; p < pl.pipelines.size(); ++p) {
         const auto& pipe = pl.pipelines[p];
         if (pipe.stages.empty()) {
             add(violation_kind::empty, "pipeline " + std::to_string(p) + " has no stage");
-            structurally_sound = false;
+            rep.priceable = false;
             continue;
         }
         std::vector<int> held(static_cast<std::size_t>(std::max(L, 0)), 0);
-        int pipeline_batch = -1;
+        long long pipeline_batch = -1;
         for (std::size_t s = 0; s < pipe.stages.size(); ++s) {
             const auto& st = pipe.stages[s];
-            if (st.layers.empty()) { add(violation_kind::empty, detail::where(p, s) + " has no layers"); structurally_sound = false; }
-            if (st.workers.empty()) { add(violation_kind::empty, detail::where(p, s) + " has no worker group"); structurally_sound = false; }
+            if (st.layers.empty()) { add(violation_kind::empty, detail::where(p, s) + " has no layers"); rep.priceable = false; }
+            if (st.workers.empty()) { add(violation_kind::empty, detail::where(p, s) + " has no worker group"); rep.priceable = false; }
             for (const auto& r : st.layers) {
                 if (r.begin < 0 || r.end > L || r.begin >= r.end) {
                     add(violation_kind::layer_coverage, detail::where(p, s) + " has layer range [" + std::to_string(r.begin) + ", " +
                                                            std::to_string(r.end) + ") outside the model's " + std::to_string(L) + " layers or empty");
-                    structurally_sound = false;
+                    rep.priceable = false;
                     continue;
                 }
                 for (int l = r.begin; l < r.end; ++l) ++held[static_cast<std::size_t>(l)];
             }
             double shares = 0;
+            long long stage_batch = 0;
             for (std::size_t w = 0; w < st.workers.size(); ++w) {
                 const auto& wg = st.workers[w];
                 const std::string here = detail::where(p, s, w);
                 if (wg.gpu.index() >= types || wg.zone.index() >= zones) {
                     add(violation_kind::bad_reference, here + " names a GPU type or zone the cluster does not have");
-                    structurally_sound = false;
+                    rep.priceable = batch_known = false;
                     continue;
                 }
                 if (wg.tp < 1 || wg.microbatch_size < 1 || wg.num_microbatches < 1) {
                     add(violation_kind::bad_value, here + ": TP degree, microbatch size and microbatch count must be >= 1 (got " +
                                                      std::to_string(wg.tp) + ", " + std::to_string(wg.microbatch_size) + ", " +
                                                      std::to_string(wg.num_microbatches) + ")");
-                    structurally_sound = false;
+                    rep.priceable = batch_known = false;
                     continue;
                 }
+                // In 64 bits: 65536 x 65536 would overflow worker_group::batch().
+                const long long share = static_cast<long long>(wg.microbatch_size) * wg.num_microbatches;
+                if (share > pb.job.global_batch) {
+                    add(violation_kind::batch, here + ": batch share " + std::to_string(share) + " (microbatch size " + std::to_string(wg.microbatch_size) +
+                                                   " x " + std::to_string(wg.num_microbatches) + " microbatches) exceeds the global batch " +
+                                                   std::to_string(pb.job.global_batch));
+                    rep.priceable = batch_known = false;
+                    continue;
+                }
+                stage_batch += share;
                 const int per_node = pb.hw.gpus_per_node(wg.gpu);
+                const long long nodes = (static_cast<long long>(pb.pool().available(wg.gpu, wg.zone)) + per_node - 1) / per_node;
+                if (wg.node < -1 || wg.node >= nodes) {
+                    add(violation_kind::bad_reference, here + ": node " + std::to_string(wg.node) + " of " + pb.hw.gpu(wg.gpu).type_name + " in " +
+                                                           pb.hw.zone(wg.zone).name + ", which has " + std::to_string(nodes) +
+                                                           " (0.." + std::to_string(nodes - 1) + ", or -1: not pinned)");
+                    rep.priceable = false;
+                }
                 if (wg.tp > per_node)
                     add(violation_kind::tp_span, here + ": TP group of " + std::to_string(wg.tp) + " " + pb.hw.gpu(wg.gpu).type_name +
                                                    " spans nodes of " + std::to_string(per_node) + " GPUs");
-                if (!(wg.state_share >= 0 && wg.state_share <= 1) || !std::isfinite(wg.state_share))
+                if (!(wg.state_share >= 0 && wg.state_share <= 1) || !std::isfinite(wg.state_share)) {
                     add(violation_kind::state_share, here + ": state share " + std::to_string(wg.state_share) + " is not in [0, 1]");
+                    rep.priceable = false;
+                }
                 shares += wg.state_share;
                 groups[{wg.gpu.index(), wg.zone.index()}].push_back(wg.tp);
             }
             if (pl.memory.zero_stage >= 1 && !st.workers.empty() && std::abs(shares - 1.0) > 1e-6)
                 add(violation_kind::state_share, detail::where(p, s) + ": ZeRO state shares add up to " + std::to_string(shares) + ", not 1");
-            const int b = st.batch();
+            const long long b = stage_batch;
             if (pipeline_batch < 0) pipeline_batch = b;
-            else if (b != pipeline_batch)
+            else if (b != pipeline_batch && batch_known)
                 add(violation_kind::batch, detail::where(p, s) + " processes " + std::to_string(b) + " samples but stage 0 of the pipeline " +
                                                std::to_string(pipeline_batch));
         }
@@ -147,9 +172,9 @@ validation_report validate(const problem& pb, const plan& pl, const MemoryModel&
             if (h > 1) add(violation_kind::layer_coverage, "pipeline " + std::to_string(p) + ": layer " + std::to_string(l) + " is held by " +
                                                               std::to_string(h) + " stages");
         }
-        total_batch += std::max(pipeline_batch, 0);
+        total_batch += std::max(pipeline_batch, 0LL);
     }
-    if (!pl.pipelines.empty() && total_batch != pb.job.global_batch)
+    if (!pl.pipelines.empty() && batch_known && total_batch != pb.job.global_batch)
         add(violation_kind::batch, "worker batch shares add up to " + std::to_string(total_batch) + " samples, the global batch is " +
                                        std::to_string(pb.job.global_batch));
 
@@ -167,7 +192,30 @@ validation_report validate(const problem& pb, const plan& pl, const MemoryModel&
                                              std::to_string(pb.hw.gpus_per_node(g)) + " GPUs");
     }
 
-    if (structurally_sound) {
+    return rep;
+}
+
+/// Throws input_error listing what makes `pl` unpriceable (validate_structure); the simulators
+/// call it before any model runs.
+inline void require_priceable(const problem& pb, const plan& pl) {
+    const validation_report rep = validate_structure(pb, pl);
+    if (rep.priceable) return;
+    std::string what = "the plan cannot be priced:";
+    std::size_t shown = 0;
+    for (const auto& v : rep.violations)
+        if (shown++ < 5) what += "\n  " + v.message;
+    if (rep.violations.size() > 5) what += "\n  (" + std::to_string(rep.violations.size() - 5) + " more)";
+    throw input_error("plan", "", what);
+}
+
+/// Every violation of `pl`: validate_structure, then the memory check with `mm`, the memory
+/// model of the planner or simulator at hand (each paper brings its own, so none is assumed).
+template <class MemoryModel>
+validation_report validate(const problem& pb, const plan& pl, const MemoryModel& mm) {
+    static_assert(concepts::check_memory_model<MemoryModel>());
+    validation_report rep = validate_structure(pb, pl);
+    auto add = [&](violation_kind k, std::string m) { rep.violations.push_back({k, std::move(m)}); };
+    if (rep.priceable) {
         try {
             const memory_report mr = mm.estimate(pb, pl);
             for (const auto& w : mr.workers)
