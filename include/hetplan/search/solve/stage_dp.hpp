@@ -200,8 +200,9 @@ void for_each_last_pattern(const SP& sp, int stage, const cell_counts& left, boo
             std::size_t m = 0;
             for (std::size_t j = 0; j < tc.k; ++j)
                 if (comp.n[tc.order[j]] == 2) fill[m++] = static_cast<std::uint8_t>(j);
-            if (money)
-                std::stable_sort(fill.begin(), fill.begin() + static_cast<std::ptrdiff_t>(m), [&](auto a, auto b) { return tc.price[a] < tc.price[b]; });
+            if (money)  // stable insertion sort: at most 16 cells, and std::stable_sort may allocate a buffer
+                for (std::size_t a = 1; a < m; ++a)
+                    for (std::size_t b = a; b > 0 && tc.price[fill[b]] < tc.price[fill[b - 1]]; --b) std::swap(fill[b], fill[b - 1]);
             composition r = comp;
             int rest = sp.D - low;
             for (std::size_t q = 0; q < m && rest > 0; ++q) {
