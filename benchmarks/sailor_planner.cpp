@@ -6,6 +6,8 @@
 #define CATCH_CONFIG_ENABLE_BENCHMARKING
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -130,6 +132,84 @@ TEST_CASE("Sailor planner: Table 3 ablation, OPT-350 on 32 A100 + 32 V100") {
     BENCHMARK("+ heuristics, + cost limit 0.5 USD/it") {
         return sailor_planner<>().plan(w.pb(), plan_request<>{max_throughput{{0.5, {}}}}).plans.size();
     };
+}
+
+TEST_CASE("Sailor planner: stage patterns vs the stage DP as the solver, same plans (issue 15)") {
+    // Each (P, mbs, D) searched the paper's way (H3), solved by the pattern search (the
+    // default) and by the stage DP, on the built-in example and, with the data, item 2.
+    const auto in = fixtures::default_planning_example();
+    const auto patterns = sailor_planner<>().with_scan(search::sailor_dp_order{});
+    const auto dp = patterns.with_solver(search::stage_dp<>(patterns.models().time));
+    BENCHMARK("built-in example: pattern search") {
+        auto p = patterns;
+        return p.plan(in.as_problem()).plans.size();
+    };
+    BENCHMARK("built-in example: stage DP") {
+        auto p = dp;
+        return p.plan(in.as_problem()).plans.size();
+    };
+    if (sailor_root().empty()) return;
+    auto w = io::sailor::load_world(sailor_root(), "GPT-Neo-2.7", {"A100-40", "V100-16"}, {"us-central1-a"});
+    w.hw.pool.set(gpu_type_id{0}, zone_id{0}, 128);
+    w.hw.pool.set(gpu_type_id{1}, zone_id{0}, 384);
+    BENCHMARK("GPT-Neo-2.7, 128 A100 + 384 V100: pattern search") {
+        auto p = patterns;
+        return p.plan(w.pb()).plans.size();
+    };
+    BENCHMARK("GPT-Neo-2.7, 128 A100 + 384 V100: stage DP") {
+        auto p = dp;
+        return p.plan(w.pb()).plans.size();
+    };
+}
+
+namespace {
+
+/// 2,048 GPUs: A100-40, V100-16, H100-80 and A10G, 128 of each in each of four zones over two
+/// regions, 8-GPU nodes; 100 Gb/s in a zone, 50 Gb/s between the zones of a region, 10 Gb/s
+/// between regions; GPT-Neo-2.7 at global batch 2048 with analytical layer times.
+fixtures::planning_example large_pool() {
+    fixtures::planning_example in;
+    std::vector<gpu_type_id> ids;
+    const double prices[] = {3.74, 2.8, 9.8, 1.2};  // USD/h (the H100-80 and A10G figures are list prices)
+    int k = 0;
+    for (gpu_spec g : {fixtures::a100_40(), fixtures::v100_16(), fixtures::h100_80(), fixtures::a10g()}) {
+        g.price = usd_per_hour{prices[k++]};
+        ids.push_back(in.hw.add_gpu(g, 8));
+    }
+    std::vector<zone_id> zones;
+    for (const char* z : {"r1-a", "r1-b", "r2-a", "r2-b"}) zones.push_back(in.hw.add_zone(z, std::string(z).substr(0, 2)));
+    for (auto z : zones)
+        for (auto g : ids) in.hw.pool.set(g, z, 128);
+    for (auto a : zones)
+        for (auto b : zones) {
+            const double gbps = a == b ? 100 : in.hw.region_of(a) == in.hw.region_of(b) ? 50 : 10;
+            in.hw.network.set_zone_default(a, b, alpha_beta_link{seconds{a == b ? 1e-5 : 1e-4}, gigabits_per_second(gbps)});
+            if (a != b) in.hw.network.set_egress_price(a, b, usd_per_gigabyte(0.01));
+        }
+    in.model = fixtures::gpt_neo_2_7b();
+    in.job.global_batch = 2048;
+    in.job.sequence_length = 2048;
+    in.job.prec = precision::fp16_mixed;
+    in.profiles.enable_analytical({});
+    return in;
+}
+
+}  // namespace
+
+TEST_CASE("Sailor planner: 2,048 GPUs of 4 types over 4 zones in 2 regions, 10 s deadline (issue 15)") {
+    // The search does not finish at this size: what it has at the deadline is the answer. Run
+    // with --benchmark-samples 1; the plan it reaches is printed.
+    const auto in = large_pool();
+    plan_result last;
+    BENCHMARK("best plan at a 10 s deadline") {
+        plan_request<max_throughput> rq;
+        rq.stop = stop_condition::after(std::chrono::seconds(10));
+        last = sailor_planner<>().plan(in.as_problem(), rq);
+        return last.plans.size();
+    };
+    if (const auto* b = last.best())
+        std::printf("2,048 GPUs: %.4f s/iteration on %d GPUs, %zu stages, %.3f USD/iteration; search %s\n", b->iteration().value, b->gpus(),
+                    b->pl.pipelines.front().stages.size(), b->cost().value, last.stopped ? "stopped at the deadline" : "complete");
 }
 
 TEST_CASE("Stage DP memo tables: flat open addressing vs std::unordered_map (search/memo.hpp)") {

@@ -89,6 +89,46 @@ TEST_CASE("stage DP: no allocation per instance once warm (built, bounded, solve
     CHECK(states > 0);  // the DP did work while nothing was allocated
 }
 
+TEST_CASE("pattern search: no allocation per instance once warm (built, bounded, solved)") {
+    const auto in = fixtures::default_planning_example();  // GPT-Neo-2.7 on 32 A100 + 96 V100
+    const problem pb = in.as_problem();
+    const h1_tp_within_node h1{};
+    const cell_set cells = h6_merge_zones{}(make_cells(pb.hw, pb.pool(), [&](gpu_type_id g) { return !h1(pb, g).empty(); }));
+    std::vector<std::vector<int>> tps;
+    for (auto g : cells.types) tps.push_back(h1(pb, g));
+    const prune::all pruners{h2_memory_fit<>{}, h5_one_region{}};
+    pruners.begin(pb);
+    pattern_search<> ps;
+    ps.always_patterns();  // the instances here have few counts; the stage DP has its own test
+    stage_problem<prune::all<h2_memory_fit<>, h5_one_region>> sp;
+    boost::hana::tuple<> hooks;
+    std::size_t solved = 0, nodes = 0;
+    for (int P : {4, 8}) {
+        const auto part = even_partition(pb.model.num_layers(), P);
+        const auto times = time_stages(pb, cells, part, 2, tps, ps.time_model(), {}, schedule_kind::one_f_one_b);
+        for (int D : {4, 8, 16}) {
+            for (bool cost : {false, true}) {
+                auto instance = [&] {
+                    build_stage_problem(sp, pb, cells, part, 2, D, times, pruners, tp_level{}, {}, hooks);
+                    ps.prepare(sp);
+                    const auto sol = cost ? ps.solve(pb, sp, min_cost{}, {}) : ps.solve(pb, sp, max_throughput{}, {});
+                    solved += sol ? 1 : 0;
+                };
+                (void)count(instance);  // warm-up: buffers grow to this instance's size
+                instance();
+                const std::size_t before = ps.stats().states;
+                CAPTURE(P);
+                CAPTURE(D);
+                CAPTURE(cost);
+                CHECK(count(instance) == 0);
+                nodes += ps.stats().states - before;
+            }
+        }
+    }
+    CHECK(solved > 0);
+    CHECK(nodes > 0);  // the search did work while nothing was allocated
+}
+
 TEST_CASE("Zorse phase 2: no allocation per candidate once warm") {
     const auto in = fixtures::default_planning_example();
     const problem pb = in.as_problem();

@@ -690,11 +690,19 @@ TEST_CASE("a stage DP over its memory limit is given up with a note; the plans f
     const problem pb = in.as_problem();
     sailor_options opt;
     opt.dp_memory = 1;  // every instance that grows past 4096 compositions
-    const plan_result r = sailor_planner<>(opt).plan(pb);
+    const plan_result r = sailor_planner<>(opt).with_solver(stage_dp<>()).plan(pb);
     CHECK(std::ranges::any_of(r.notes, [](const std::string& n) { return n.find("sailor_options::dp_memory") != std::string::npos; }));
     for (const ranked_plan& rp : r.plans) CHECK(validate(pb, rp.pl, sailor_memory_model{}).ok());
-    // Without the limit the same search gives up nothing.
-    const plan_result full = sailor_planner<>().plan(pb);
+    // Without the limit the same search gives up nothing; nor does the pattern search (here
+    // on every instance; by default it hands those with few counts to the DP), whose table is
+    // only a speed-up, with it.
+    const plan_result full = sailor_planner<>().with_solver(stage_dp<>()).plan(pb);
+    pattern_search<> always;
+    always.always_patterns();
+    const plan_result patterns = sailor_planner<>(opt).with_solver(always).plan(pb);
+    CHECK_FALSE(std::ranges::any_of(patterns.notes, [](const std::string& n) { return n.find("dp_memory") != std::string::npos; }));
+    REQUIRE(patterns.best());
+    test::check_all_valid(pb, patterns);
     CHECK_FALSE(std::ranges::any_of(full.notes, [](const std::string& n) { return n.find("dp_memory") != std::string::npos; }));
     REQUIRE(full.best());
     if (r.best()) CHECK(full.best()->iteration().value <= r.best()->iteration().value * (1 + 1e-12));

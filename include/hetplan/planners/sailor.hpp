@@ -6,9 +6,11 @@
 //   space     search::sailor_space: pipeline degree x microbatch size (Sailor's even partition)
 //   typing    Typing: Sailor's TP levels (search::pinned_tp) or every degree (search::free_tp)
 //   pruners   Pruners: a Hana tuple; the paper's H2 (memory fit) and H5 (one region per stage)
-//   strategy  Scan: data-parallel degrees by H3 / H4 (search::sailor_dp_order) or all of them
+//   strategy  Scan: every (P, mbs, D) cheapest floor first (search::best_first: exact branch and
+//             bound), or per (P, mbs) the data-parallel degrees by H3 / H4 (sailor_dp_order), or all
 //   bound     Bound: the instance's floors (exact branch and bound), or search::no_bound
-//   solver    Solver: the stage DP (Eq. 1), or search::exhaustive_solver
+//   solver    Solver: the stage patterns' branch and bound (search::pattern_search, the DP's
+//             values without its per-GPU states), the stage DP (Eq. 1), or exhaustive search
 //   pricing   Simulator: Sailor's memory, time and money models (§4.3) by default
 // Every plan is built, priced by the simulator and validated (search::search_run); the objective
 // (max_throughput, min_cost, a user's) comes with the request and enters the DP and the bound.
@@ -31,6 +33,7 @@
 #include "hetplan/search/prune/h6_merge_zones.hpp"
 #include "hetplan/search/run.hpp"
 #include "hetplan/search/solve/exhaustive.hpp"
+#include "hetplan/search/solve/pattern_search.hpp"
 #include "hetplan/search/solve/stage_dp.hpp"
 #include "hetplan/search/space.hpp"
 #include "hetplan/search/strategy.hpp"
@@ -49,8 +52,8 @@ struct sailor_options {
 
 template <class Sim = simulator<>,
           class Pruners = search::prune::all<search::h2_memory_fit<typename Sim::memory_type>, search::h5_one_region>,
-          class Solver = search::stage_dp<typename Sim::time_type>, class Bound = search::instance_floors,
-          class Scan = search::sailor_dp_order, class Zones = search::h6_merge_zones, class Typing = search::pinned_tp>
+          class Solver = search::pattern_search<typename Sim::time_type>, class Bound = search::instance_floors,
+          class Scan = search::best_first, class Zones = search::h6_merge_zones, class Typing = search::pinned_tp>
 class sailor_planner {
     static_assert(concepts::check_memory_model<typename Sim::memory_type>());
     static_assert(concepts::check_time_model<typename Sim::time_type>());
@@ -109,9 +112,14 @@ public:
         if (d.cells.ignored_gpus > 0) run.note(std::to_string(d.cells.ignored_gpus) + " GPUs of partial nodes were left out");
         if constexpr (requires { solver_.set_memory_limit(std::size_t{}); }) solver_.set_memory_limit(opt_.dp_memory);
         const search::dp_stats before = solver_stats();
-        for (const search::sailor_family& f : opt_.space.candidates(pb)) {
-            if (run.stopping()) break;
-            plan_family(run, d, f);
+        seen_.clear();
+        if constexpr (std::is_same_v<Scan, search::best_first>) {
+            plan_best_first(run, d);
+        } else {
+            for (const search::sailor_family& f : opt_.space.candidates(pb)) {
+                if (run.stopping()) break;
+                plan_family(run, d, f);
+            }
         }
         if (unplaceable_ > 0)
             run.note(std::to_string(unplaceable_) + " solution(s) did not fit the real zones behind H6's merged cells (free GPUs split "
@@ -201,6 +209,64 @@ private:
         else return search::ascending_until_worse{};
     }
 
+    /// Branch and bound over every (P, mbs, D): each one's floor is the floor of its every-level
+    /// instance (its TP levels' choices are a subset of that instance's); they are solved
+    /// cheapest floor first, every TP level in turn, until a floor is above the cut-off. Exact
+    /// over the space, and the first instances solved are the promising ones, so the cut-off is
+    /// tight early (a 2,048-GPU pool has ~8,000 (P, mbs, D) and 256 TP levels each). Floors are
+    /// first taken without the LP of the stage-time sum and tightened with it when they reach
+    /// the front (lazily, as A* does), since most never do.
+    template <class Run>
+    void plan_best_first(Run& run, const search::sailor_domain& d) {
+        const problem& pb = run.pb();
+        families_.clear();
+        std::vector<floored_degree> heap;
+        for (const search::sailor_family& f : opt_.space.candidates(pb)) {
+            if (run.stopping()) return;
+            auto times = search::time_stages(pb, d.cells, f.partition, f.mbs, d.tps, solver_.time_model(), memory_, schedule_kind::one_f_one_b);
+            const auto family = static_cast<std::uint32_t>(families_.size());
+            for (int D : search::data_parallel_degrees(pb.job.global_batch / f.mbs, d.gpus / f.P))
+                if (const double floor = every_level_floor(run, d, f, times, D, false); floor < std::numeric_limits<double>::infinity())
+                    heap.push_back({floor, static_cast<std::uint32_t>(heap.size()), family, D, false});
+            families_.push_back({f, std::move(times)});
+        }
+        // A min-heap on (floor, order of enumeration).
+        auto later = [](const floored_degree& a, const floored_degree& b) { return a.floor > b.floor || (a.floor == b.floor && a.seq > b.seq); };
+        std::make_heap(heap.begin(), heap.end(), later);
+        const std::vector<search::tp_level> levels = typing_.levels(d.tps);
+        while (!heap.empty() && !run.stopping()) {
+            std::pop_heap(heap.begin(), heap.end(), later);
+            floored_degree c = heap.back();
+            heap.pop_back();
+            if (const auto cut = run.cutoff(); cut && c.floor > *cut) return;  // every floor left is above it
+            const auto& [f, times] = families_[c.family];
+            if (!c.tight) {
+                c.floor = every_level_floor(run, d, f, times, c.D, true);
+                c.tight = true;
+                if (c.floor < std::numeric_limits<double>::infinity()) heap.push_back(c), std::push_heap(heap.begin(), heap.end(), later);
+                continue;
+            }
+            for (const search::tp_level& level : levels)
+                if (step(run, d, f, times, level, c.D).stop) return;
+        }
+    }
+
+    /// The objective floor of the instance at (P, mbs, D) with every TP degree the pruners keep
+    /// (with or without the LP of the stage-time sum).
+    template <class Run>
+    double every_level_floor(Run& run, const search::sailor_domain& d, const search::sailor_family& f, const search::stage_timings& times,
+                             int D, bool pooled_sum) {
+        if constexpr (std::is_same_v<Bound, search::no_bound>) {
+            return 0.0;
+        } else {
+            static const search::tp_level every{};
+            boost::hana::tuple<> quiet;  // a bound's own probe: the hooks hear the real instances
+            search::build_stage_problem(every_sp_, run.pb(), d.cells, f.partition, f.mbs, D, times, pruners_, every, memory_, quiet);
+            search::make_instance_bound(every_sp_.bound, every_sp_, solver_.time_model(), pooled_sum);
+            return search::value_floor(run.objective(), search::with_slack(bound_.floor(run.pb(), every_sp_)));
+        }
+    }
+
     /// One (P, mbs): its stage timings, then every TP level, each scanning the data-parallel degrees.
     template <class Run>
     void plan_family(Run& run, const search::sailor_domain& d, const search::sailor_family& f) {
@@ -208,7 +274,6 @@ private:
         const auto times = search::time_stages(pb, d.cells, f.partition, f.mbs, d.tps, solver_.time_model(), memory_, schedule_kind::one_f_one_b);
         std::vector<int> degrees;
         for (int D : search::data_parallel_degrees(pb.job.global_batch / f.mbs, d.gpus / f.P)) degrees.push_back(D);
-        seen_.clear();
         const std::vector<search::tp_level> levels = typing_.levels(d.tps);
         level_floor_.assign(degrees.empty() ? 0 : static_cast<std::size_t>(degrees.back()) + 1, std::numeric_limits<double>::quiet_NaN());
         for (const search::tp_level& level : levels)
@@ -235,13 +300,7 @@ private:
             const auto cut = run.cutoff();
             if (!cut) return false;
             double& floor = level_floor_[static_cast<std::size_t>(D)];
-            if (std::isnan(floor)) {
-                static const search::tp_level every{};
-                boost::hana::tuple<> quiet;  // a bound's own probe: the hooks hear the real instances
-                search::build_stage_problem(every_sp_, run.pb(), d.cells, f.partition, f.mbs, D, times, pruners_, every, memory_, quiet);
-                solver_.prepare(every_sp_);
-                floor = search::value_floor(run.objective(), search::with_slack(bound_.floor(run.pb(), every_sp_)));
-            }
+            if (std::isnan(floor)) floor = every_level_floor(run, d, f, times, D, true);
             return floor > *cut;
         }
     }
@@ -258,7 +317,7 @@ private:
         search::build_stage_problem(sp_, pb, d.cells, f.partition, f.mbs, D, times, pruners_, level, memory_, run.hooks());
         sp_.exact_boundaries = opt_.exact_boundaries;
         // Levels that resolve to the same degrees everywhere give the same instance.
-        std::vector<std::uint16_t> sig{static_cast<std::uint16_t>(D)};
+        std::vector<std::uint16_t> sig{static_cast<std::uint16_t>(f.P), static_cast<std::uint16_t>(f.mbs), static_cast<std::uint16_t>(D)};
         for (const auto& st : sp_.menus())
             for (const auto& c : st.choices) sig.insert(sig.end(), c.tp.begin(), c.tp.end());
         auto [memo, fresh] = seen_.try_emplace(std::move(sig));
@@ -347,7 +406,19 @@ private:
     instance sp_;  ///< reused: building an instance allocates nothing once warm
     instance every_sp_;  ///< the every-degree instance behind every_level_bounded_out
     std::vector<double> level_floor_;  ///< its objective floor per D (NaN: not built yet), this family
-    std::map<std::vector<std::uint16_t>, std::optional<double>> seen_;
+    std::map<std::vector<std::uint16_t>, std::optional<double>> seen_;  ///< instances solved (P, mbs, D, TPs): levels that resolve alike
+    /// A (P, mbs, D) and its every-level floor (plan_best_first).
+    struct floored_degree {
+        double floor;
+        std::uint32_t seq, family;
+        int D;
+        bool tight;  ///< with the LP floor of the stage-time sum
+    };
+    struct family_times {
+        search::sailor_family family;
+        search::stage_timings times;
+    };
+    std::vector<family_times> families_;
 };
 
 /// Sailor's plan space searched exactly (Sailor §5.2's "DP only", Table 3): every TP degree

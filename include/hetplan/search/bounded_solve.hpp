@@ -2,10 +2,12 @@
 // One candidate through a bound and a solver: branch and bound's step, for any planner. The
 // bound's floors (shrunk by the slack) give a floor of the objective (objectives are monotone);
 // a candidate whose floor is above the run's cut-off is dropped (the hooks hear it); otherwise
-// the solver gets the cut-off and the stop condition. A solution whose value is above the
-// cut-off is dropped too, after the fact, so a search without a bound (search::no_bound: no
-// cut-off for the solver either, the straightforward reference) returns the same plans.
-// `offer(solution)` builds, prices and offers the plan and returns its objective value.
+// the solver gets the cut-off and the stop condition. What the solver returns is offered: the
+// run judges it by the simulator's price, which may be below the solver's own (Sailor's stage
+// solvers bound a pipeline boundary by its slowest pair of cells), so a search without a bound
+// (search::no_bound: no cut-off for the solver either, the straightforward reference) returns
+// the same plans. `offer(solution)` builds, prices and offers the plan and returns its
+// objective value.
 #include <limits>
 #include <optional>
 #include <type_traits>
@@ -41,7 +43,7 @@ std::optional<double> bounded_solve(Run& run, const C& c, const Bound& bound, So
     if constexpr (requires { solver.stopped(); })
         if (solver.stopped()) run.halt();
     std::optional<double> out;
-    if (sol && !(cut && run.objective().value(sol->terms) > *cut)) out = offer(*sol);
+    if (sol) out = offer(*sol);
     run.solved(c, sol);
     return out;
 }

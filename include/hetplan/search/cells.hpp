@@ -24,6 +24,9 @@ inline constexpr std::size_t max_cells = 16;  ///< (type, zone) cells one search
 /// exponential in them; eight is above any cluster the papers plan (at most four or five).
 inline constexpr std::size_t max_types = 8;
 
+/// A count per cell (replicas or GPUs), indexed like cell_set::cells.
+using cell_counts = std::array<std::uint16_t, max_cells>;
+
 struct resource_cell {
     gpu_type_id gpu{};
     zone_id zone{};          ///< the zone (with H6: the region's first zone, standing for all)

@@ -30,6 +30,7 @@
 #include "hetplan/hardware/collectives.hpp"
 #include "hetplan/search/cells.hpp"
 #include "hetplan/search/model_probe.hpp"
+#include "hetplan/search/solve/small_ilp.hpp"
 
 namespace hetplan::search {
 
@@ -48,6 +49,9 @@ struct stage_floor {
 struct instance_bound {
     std::vector<stage_floor> stages;
     double straggler = std::numeric_limits<double>::infinity();
+    /// Floor of the sum of stage times over the whole pipeline (the warm-up term): at least
+    /// the stages' own floors summed, and the pool's answer (see make_instance_bound).
+    double sum = 0;
     /// Aggregates of the floors over stages [0, i) (prefix) and [i, P) (suffix), i = 0..P.
     struct aggregate {
         std::vector<double> sum, strag, sync, update, rate;
@@ -57,6 +61,15 @@ struct instance_bound {
     using endpoints = boost::container::small_vector<endpoint, 16>;
     std::vector<endpoints> ends;
     std::vector<double> thresholds;
+    /// The LP of the stage-time sum (pooled_sum_floor) and its variables: (stage, type, TP) at
+    /// the fastest compute of a typing with them.
+    struct lp_var {
+        std::size_t stage, type;
+        int tp;
+        double cost;
+    };
+    std::vector<lp_var> lp_vars;
+    small_ilp lp;
 
     [[nodiscard]] bool feasible() const { return straggler < std::numeric_limits<double>::infinity(); }
 
@@ -65,6 +78,7 @@ struct instance_bound {
         instance_bound b;
         b.stages.assign(P, stage_floor{0, 0, 0, 0, 0, 0});
         b.straggler = 0;
+        b.sum = 0;
         for (auto* a : {&b.prefix, &b.suffix})
             for (auto* v : {&a->sum, &a->strag, &a->sync, &a->update, &a->rate}) v->assign(P + 1, 0.0);
         return b;
@@ -75,13 +89,16 @@ struct instance_bound {
     [[nodiscard]] double iteration(int per_replica) const {
         if (!feasible()) return std::numeric_limits<double>::infinity();
         const std::size_t P = stages.size();
-        return one_f_one_b_iteration(prefix.sum[P], straggler, per_replica, prefix.sync[P], prefix.update[P]);
+        return one_f_one_b_iteration(std::max(sum, prefix.sum[P]), straggler, per_replica, prefix.sync[P], prefix.update[P]);
     }
     /// Lower bound on USD per iteration (GPU time only; egress is never negative).
     [[nodiscard]] double cost(int per_replica) const {
         return feasible() ? prefix.rate[stages.size()] * iteration(per_replica) : std::numeric_limits<double>::infinity();
     }
 };
+
+/// Whether a typing has one GPU type (without std::has_single_bit: a libgcc popcount call here).
+[[nodiscard]] constexpr bool single_type(std::uint8_t types) { return types != 0 && (types & (types - 1)) == 0; }
 
 /// Whether D replicas per stage can be drawn from the pool even fractionally: stage i may use
 /// type t at allowed[i][t] GPUs per replica (0 = not at all), type t has cap[t] GPUs. By LP
@@ -140,10 +157,60 @@ template <class Time>
     }
 }
 
+/// A floor of the sum of stage times that sees the pool: the straggler is one of the stages
+/// (sum >= every other stage's floor + the straggler floor), and the LP relaxation of the
+/// stages' typings over the pool: stage i draws a fraction x of its D replicas from type t at
+/// TP k, costing the fastest compute of any typing with t at k (a mixed stage is as slow as its
+/// slowest type, so no slower than that), within each type's GPUs. Any plan gives such
+/// fractions (its counts / D) at no more than its compute, so the LP's optimum is a floor.
+template <class SP>
+[[nodiscard]] double pooled_sum_floor(instance_bound& b, const SP& sp, const std::array<int, max_types>& cap, std::size_t T) {
+    const std::size_t P = b.stages.size();
+    double comm = 0, most = 0;
+    for (const stage_floor& f : b.stages) comm += f.p2p_in + f.p2p_out, most = std::max(most, f.time());
+    const double with_straggler = b.prefix.sum[P] - most + b.straggler;
+    // Variables: (stage, type, TP) that some kept typing uses, at its fastest such typing; an
+    // option of a type that takes more GPUs and is no faster than another is left out.
+    auto& vars = b.lp_vars;
+    vars.clear();
+    for (std::size_t i = 0; i < P; ++i) {
+        std::array<std::array<double, 8>, max_types> fastest;
+        for (auto& a : fastest) a.fill(std::numeric_limits<double>::infinity());
+        for (const auto& ch : sp.stages[i].choices)
+            for (std::size_t t = 0; t < T; ++t)
+                if (ch.types >> t & 1u) {
+                    double& c = fastest[t][static_cast<std::size_t>(std::bit_width(unsigned(ch.tp[t])) - 1)];
+                    c = std::min(c, ch.compute.value);
+                }
+        for (std::size_t t = 0; t < T; ++t) {
+            double best = std::numeric_limits<double>::infinity();
+            for (std::size_t k = 0; k < 8; ++k)  // ascending TP: keep an option only if faster than every smaller TP
+                if (fastest[t][k] < best) best = fastest[t][k], vars.push_back({i, t, 1 << k, fastest[t][k]});
+        }
+    }
+    small_ilp& lp = b.lp;
+    lp.reset(vars.size());  // x <= 1 follows from each stage's row
+    for (std::size_t j = 0; j < vars.size(); ++j) lp.set_cost(j, vars[j].cost);
+    for (std::size_t i = 0; i < P; ++i) {
+        const std::size_t r = lp.add_row(small_ilp::sense::eq, 1.0);
+        for (std::size_t j = 0; j < vars.size(); ++j)
+            if (vars[j].stage == i) lp.coef(r, j, 1.0);
+    }
+    for (std::size_t t = 0; t < T; ++t) {
+        const std::size_t r = lp.add_row(small_ilp::sense::le, cap[t]);
+        for (std::size_t j = 0; j < vars.size(); ++j)
+            if (vars[j].type == t) lp.coef(r, j, double(sp.D) * vars[j].tp);
+    }
+    const auto v = lp.relaxation();
+    if (!v) return std::numeric_limits<double>::infinity();  // the stages cannot be served even fractionally
+    return std::max(with_straggler, *v * (1 - 1e-9) + comm);
+}
+
 /// Fills `b` for an instance `sp` (a stage_problem), reusing its buffers; `tm` is the time model
-/// the stage DP prices with.
+/// the stage DP prices with. `pooled_sum`: also the LP floor of the sum of stage times (a
+/// simplex per instance; a search that only ranks candidates can leave it out).
 template <class SP, class Time>
-void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm) {
+void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool pooled_sum = true) {
     constexpr double inf = std::numeric_limits<double>::infinity();
     const auto& cells = sp.cells->cells;
     const problem& pb = *sp.pb;
@@ -154,11 +221,13 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm) {
 
     b.stages.assign(P, stage_floor{});
     b.straggler = inf;
+    b.sum = 0;
     // Endpoints (cell, TP) each stage's typings could place a replica on.
     auto& ends = b.ends;
     if (ends.size() < P) ends.resize(P);
     for (std::size_t i = 0; i < P; ++i) {
         ends[i].clear();
+        std::array<std::uint8_t, max_types> tps{};  // TP degrees (bit log2 + 1) each type takes in some typing
         stage_floor& f = b.stages[i];
         for (const auto& ch : sp.stages[i].choices) {
             int supply = 0;
@@ -168,16 +237,18 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm) {
                 supply += cap[t] / ch.tp[t];
                 cheapest = std::min(cheapest, ch.tp[t] * sp.usd_per_gpu_second[t]);
             }
-            for (const auto& c : cells) {
-                if (!(ch.types >> c.type & 1u)) continue;
-                const endpoint e{c.zone, c.gpu, ch.tp[c.type]};
-                if (std::find(ends[i].begin(), ends[i].end(), e) == ends[i].end()) ends[i].push_back(e);
-            }
+            for (std::size_t t = 0; t < T; ++t)
+                if (ch.types >> t & 1u) tps[t] |= std::uint8_t(1u << std::bit_width(unsigned(ch.tp[t])));
             if (supply < sp.D) continue;
             f.compute = std::min(f.compute, ch.compute.value);
             f.update = std::min(f.update, ch.update.value);
             f.rate = std::min(f.rate, cheapest * sp.D);
         }
+        // Every real zone behind a cell (H6 merges them for the search; a plan's replicas sit in
+        // the real ones, so floors come from their links).
+        for (const auto& c : cells)
+            for (std::uint8_t m = tps[c.type]; m != 0; m &= std::uint8_t(m - 1))
+                for (const auto& [z, n] : c.zones) ends[i].push_back({z, c.gpu, 1 << (std::countr_zero(unsigned(m)) - 1)});
         if (!(f.compute < inf)) return;  // some stage can never be served: infeasible
     }
 
@@ -205,7 +276,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm) {
     thresholds.clear();
     for (std::size_t i = 0; i < P; ++i)
         for (const auto& ch : sp.stages[i].choices)
-            if (std::has_single_bit(unsigned(ch.types))) thresholds.push_back(stage_time(i, ch));
+            if (single_type(ch.types)) thresholds.push_back(stage_time(i, ch));
     std::sort(thresholds.begin(), thresholds.end());
     thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
     auto serves_all = [&](double v) {
@@ -214,7 +285,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm) {
             allowed[i].fill(0);
             bool any = false;
             for (const auto& ch : sp.stages[i].choices) {
-                if (!std::has_single_bit(unsigned(ch.types)) || stage_time(i, ch) > v) continue;
+                if (!single_type(ch.types) || stage_time(i, ch) > v) continue;
                 const auto t = static_cast<std::size_t>(std::countr_zero(unsigned(ch.types)));
                 allowed[i][t] = allowed[i][t] == 0 ? ch.tp[t] : std::min<int>(allowed[i][t], ch.tp[t]);
                 any = true;
@@ -256,7 +327,10 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm) {
         b.suffix.rate[i] = b.suffix.rate[i + 1] + f.rate;
     }
     b.straggler = std::max(*it, strag);
+    b.sum = pooled_sum ? std::max(b.prefix.sum[P], pooled_sum_floor(b, sp, cap, T)) : b.prefix.sum[P];
 }
+
+
 
 /// The bound piece of Sailor's planner: the instance's floors (computed with the instance).
 struct instance_floors {

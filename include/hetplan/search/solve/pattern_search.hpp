@@ -1,0 +1,619 @@
+#pragma once
+// Sailor's stage assignment (§4.2.2) searched by stage patterns: a concepts::solver for the same
+// instances and the same prices as the stage DP (stage_dp.hpp), exact, and independent of how
+// many GPUs each cell holds.
+//
+// With pipeline boundaries bounded by their slowest cell pair (sailor_options::exact_boundaries
+// off, the default) a stage's terms depend on its pattern only: its typing, the cells it uses and
+// which of them hold more than one replica (the all-reduce ring's edges); the counts change the
+// rate (USD/s, linear in them) and whether the pool can hold the plan. The stage DP carries the
+// GPUs left in every cell through every stage, so its states grow as (GPUs per cell)^cells: a
+// 410-replica stage over four cells has 12 M compositions. Here a depth-first branch and bound
+// chooses one pattern per stage; counts follow from the pattern where they can (every cell one
+// replica, or all but one cell one), and where two or more cells hold several the stage's
+// remaining replicas ("extras") are left open and assigned at the end by a min-cost flow
+// (extras_flow.hpp), which also decides whether they fit. A node's floor is its exact prefix and
+// the instance's floors for the rest (bound/instance_floors.hpp: the fastest typing per stage,
+// the resource-aware straggler); children are visited cheapest floor first, so the first leaves
+// are good and the cut-off tightens early. Every leaf is priced and checked exactly, so the
+// search returns a solution of the DP's value (tests: against the stage DP and exhaustive search).
+//
+// With exact boundary pairing or a measured objective (a per-cell rate besides money) the counts
+// matter to more than the rate: those instances go to the stage DP, as do instances with fewer
+// ways to spread a stage's replicas over the cells than patterns (counts_are_few). Allocation-free once warm;
+// the stop condition is polled every 256 nodes.
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "hetplan/concepts/solver.hpp"
+#include "hetplan/search/memo.hpp"
+#include "hetplan/search/objective.hpp"
+#include "hetplan/search/solve/composition.hpp"
+#include "hetplan/search/solve/extras_flow.hpp"
+#include "hetplan/search/solve/stage_dp.hpp"
+#include "hetplan/search/solve/stage_pricer.hpp"
+
+namespace hetplan::search {
+
+/// One stage's pattern: its typing, fixed counts and open extras, and its own terms.
+struct stage_pattern {
+    composition least;        ///< 1 replica per cell, 2 where more; the exact counts when at most one cell holds more
+    cell_counts gpus{};       ///< GPUs `least` takes per cell
+    extras_demand open;       ///< replicas beyond `least` over the cells holding more (extras 0: none open)
+    double compute = 0, update = 0;
+    ring_price sync;
+    double sync_lo = 0;       ///< a floor of the all-reduce over the real zones behind its cells
+    double rate = 0;          ///< USD/s of `least`
+    double extra_rate = 0;    ///< USD/s of one extra replica on its cheapest cell
+    std::uint32_t order = 0;  ///< enumeration order (ties of the search's order)
+};
+
+template <concepts::time_model Time = sailor_time_model>
+class pattern_search {
+public:
+    explicit pattern_search(Time tm = {}) : price_(tm), dp_(std::move(tm)) {}
+
+    [[nodiscard]] static constexpr const char* name() { return "stage patterns, branch and bound"; }
+    [[nodiscard]] const Time& time_model() const { return price_.time_model(); }
+    /// The memory limit of the stage DP that solves exact-boundary and measured instances.
+    void set_memory_limit(std::size_t bytes) { dp_.set_memory_limit(bytes); }
+    [[nodiscard]] std::size_t memory_limit() const { return dp_.memory_limit(); }
+    /// Patterns even where the counts are few (counts_are_few hands those to the stage DP):
+    /// for tests and comparisons.
+    pattern_search& always_patterns(bool on = true) {
+        always_ = on;
+        return *this;
+    }
+
+    template <class Pr>
+    void prepare(stage_problem<Pr>& sp) const {
+        make_instance_bound(sp.bound, sp, time_model());
+    }
+
+    template <class Pr, concepts::objective O>
+    [[nodiscard]] std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits& lim) {
+        if (sp.exact_boundaries || concepts::measured_objective<O> || (!always_ && counts_are_few(sp))) {
+            // Without exact boundaries the DP's prices are pessimistic (a boundary at its slowest
+            // pair of cells), so the run's cut-off, a simulator price, is not for it: it would
+            // drop solutions the simulator prices under it (a larger budget lowered throughput).
+            solve_limits own = lim;
+            if (!sp.exact_boundaries) own.cutoff = std::numeric_limits<double>::infinity();
+            auto r = dp_.solve(pb, sp, o, own);
+            stopped_ = dp_.stopped();
+            return r;
+        }
+        stopped_ = false;
+        if (!sp.bound.feasible()) return std::nullopt;  // exact: the floors' resource test is necessary
+        begin(sp, o, lim);
+        patterns(sp);
+        node root;
+        dfs(sp, o, 0, root);
+        if (stopped_ || !found_) return std::nullopt;
+        dp_solution out;
+        out.terms = best_t_;
+        out.iteration = seconds{best_t_.iteration};
+        out.cost = usd{best_t_.usd};
+        out.stages = {best_.data(), static_cast<std::size_t>(sp.P)};
+        return out;
+    }
+
+    [[nodiscard]] bool stopped() const { return stopped_; }
+    /// Nodes ("states") and patterns tried ("compositions"), plus the stage DP's.
+    [[nodiscard]] dp_stats stats() const {
+        dp_stats s = dp_.stats();
+        s.states += stats_.states;
+        s.compositions += stats_.compositions;
+        return s;
+    }
+
+private:
+    /// Whether a stage has fewer ways to spread its replicas over the cells than patterns (each
+    /// cell unused, one replica or several: 3^cells) and every cell is small, so the stage DP's
+    /// states (GPUs left per cell) stay few: many cells holding few GPUs each (zones kept apart,
+    /// small nodes). There the DP, which walks the counts, is the faster of the two (seconds
+    /// against minutes on 9 cells of 2-10 GPUs with D = 8; tests/planners/sailor_laws.cpp).
+    template <class SP>
+    [[nodiscard]] static bool counts_are_few(const SP& sp) {
+        constexpr int small_cell = 64;  // GPUs
+        const std::size_t C = sp.cells->cells.size();
+        double ways = 1, patterns = 1;  // C(D + C - 1, C - 1), 3^C
+        for (std::size_t k = 1; k < C; ++k) ways = ways * double(sp.D + k) / double(k);
+        for (std::size_t k = 0; k < C; ++k) patterns *= 3;
+        for (const auto& c : sp.cells->cells)
+            if (c.capacity > small_cell) return false;
+        return ways <= patterns;
+    }
+
+    /// What a node knows: the terms of stages [0, i-1) complete, the own time of stage i-1
+    /// (its activations to stage i not yet known), maxima and money of [0, i), GPUs taken.
+    /// The pipeline boundaries are known from cells only: `t`/`open` take each at its slowest
+    /// pair of cells (the stage DP's price, which ranks solutions: pessimistic), `lo`/`open_lo`
+    /// at what no pairing goes below (optimistic, stage_pricer's boundary). The simulator's
+    /// pairing lies between, so the run's cut-off is compared with the optimistic side (nothing
+    /// the simulator might price under it is dropped) and the best solution so far with the
+    /// pessimistic side (what ranks solutions here).
+    struct node {
+        suffix_terms t, lo;
+        double open = 0, open_lo = 0;
+        double extra_floor = 0;  ///< USD/s of the open extras at their cheapest cells
+        cell_counts used{};
+        std::uint32_t prev = 0;
+    };
+    /// A node's terms grown by one stage (extend).
+    struct grown {
+        suffix_terms t, lo;
+        double own = 0, own_lo = 0;
+    };
+    struct child {
+        double value;
+        std::uint32_t k;
+    };
+    /// A (GPU type, TP) a stage can use and the least time it takes with it (pooled_straggler).
+    struct option {
+        double time;
+        std::uint8_t type, tp;
+    };
+    /// A stage's least all-reduce, update and USD/s over its patterns.
+    struct stage_least {
+        double sync = 0, update = 0, rate = 0;
+    };
+    /// Transposition table: the same stage, previous pattern, GPUs taken and open extras (in
+    /// any order of the stages before) leave the same completions, so a node whose terms so
+    /// far are no better on any count than a node already searched with that key is dropped.
+    /// It removes the orderings of the same stages (the stage DP's memo does it by its state).
+    struct open_sig {
+        std::uint32_t cells = 0, extras = 0;
+        std::uint64_t weights = 0;  ///< per cell, log2(GPUs per replica) + 1, four bits each
+        friend auto operator<=>(const open_sig&, const open_sig&) = default;
+    };
+    static constexpr std::size_t memo_open = 6;  ///< nodes with more open stages are not memoised
+    struct memo_key {
+        std::uint16_t stage = 0, prev = 0;
+        std::uint32_t opened = 0;
+        cell_counts used{};
+        std::array<open_sig, memo_open> open{};
+        friend bool operator==(const memo_key& a, const memo_key& b) { return std::memcmp(&a, &b, sizeof(memo_key)) == 0; }
+    };
+    static_assert(std::has_unique_object_representations_v<memo_key>, "memo key must have no padding");
+    /// What a node has paid so far, lower is better on each: done sum and straggler, all-reduce,
+    /// update, the open stage's own time, fixed USD/s and egress, and the optimistic sum,
+    /// straggler and own time.
+    using paid = std::array<double, 10>;
+    struct seen {
+        std::array<paid, 2> v{};
+        std::uint32_t n = 0;
+    };
+
+    template <class SP, class O>
+    void begin(const SP& sp, const O& o, const solve_limits& lim) {
+        money_ = uses_money(o);
+        per_replica_ = sp.per_replica;
+        cutoff_ = lim.cutoff;
+        poll_ = stop_poll(lim.stop, 256);
+        found_ = false;
+        memo_.clear();
+        bound_ = &sp.bound;
+        price_.begin(sp, money_);
+        const auto P = static_cast<std::size_t>(sp.P);
+        const std::size_t C = sp.cells->cells.size();
+        if (patterns_.size() < P) patterns_.resize(P), children_.resize(P), least_.resize(P), options_.resize(P);
+        chosen_.assign(P, 0);
+        best_.resize(P);
+        open_.clear();
+        open_stage_.clear();
+        open_.reserve(P);
+        open_stage_.reserve(P);
+        assigned_.resize(P);
+        flow_.reserve(P, C);
+        cap_.fill(0);
+        for (std::size_t c = 0; c < C; ++c) cap_[c] = sp.cells->cells[c].capacity;
+    }
+
+    /// Every stage's patterns within the pool, with their terms.
+    template <class SP>
+    void patterns(const SP& sp) {
+        const auto& cells = sp.cells->cells;
+        const std::size_t C = cells.size();
+        cell_counts all{};
+        for (std::size_t c = 0; c < C; ++c) all[c] = static_cast<std::uint16_t>(cap_[c]);
+        for (int i = 0; i < sp.P; ++i) {
+            auto& ps = patterns_[static_cast<std::size_t>(i)];
+            ps.clear();
+            for_each_pattern(sp, i, all, [&](const composition& least, const tp_choice& choice, const detail::typed_cells&, int low) {
+                stage_pattern p;
+                p.least = least;
+                std::uint32_t multi = 0;
+                for (std::size_t c = 0; c < C; ++c) multi |= std::uint32_t(least.n[c] == 2) << c;
+                const int m = std::popcount(multi), extras = sp.D - low;
+                if (m == 0 && extras != 0) return;
+                composition full = least;  // one way to place the extras: the ring's edges are the same for all
+                if (m >= 1) full.n[static_cast<std::size_t>(std::countr_zero(multi))] += static_cast<std::uint16_t>(extras);
+                if (m == 1) p.least = full;
+                else if (extras > 0) p.open = {multi, extras, {}, {}};
+                p.extra_rate = std::numeric_limits<double>::infinity();
+                for (std::size_t c = 0; c < C; ++c) {
+                    const int tp = least.tp[cells[c].type];
+                    p.gpus[c] = static_cast<std::uint16_t>(p.least.n[c] * tp);
+                    if (p.gpus[c] > cap_[c]) return;
+                    const double per = tp * sp.usd_per_gpu_second[cells[c].type];
+                    p.rate += p.least.n[c] * per;
+                    if (p.open.cells >> c & 1u) {
+                        p.open.weight[c] = static_cast<std::uint8_t>(tp);
+                        p.open.price[c] = per;
+                        p.extra_rate = std::min(p.extra_rate, per);
+                    }
+                }
+                if (p.open.extras == 0) p.extra_rate = 0;
+                p.compute = choice.compute.value;
+                p.update = choice.update.value;
+                p.sync = price_.stage_sync(sp, i, full);
+                ends_.clear();
+                for (std::size_t c = 0; c < C; ++c)
+                    if (full.n[c] > 0)
+                        for (const auto& [z, n] : cells[c].zones) ends_.push_back({z, cells[c].gpu, full.tp[cells[c].type]});
+                p.sync_lo = sp.D > 1 ? std::min(p.sync.time, sync_floor_of(price_.time_model(), *sp.pb, ends_, sp.D, sp.stages[static_cast<std::size_t>(i)].gradients)) : 0.0;
+                p.order = static_cast<std::uint32_t>(ps.size());
+                ps.push_back(p);
+            });
+            // Fastest first (dfs stops at the first pattern whose floor misses).
+            std::sort(ps.begin(), ps.end(), [](const stage_pattern& a, const stage_pattern& b) {
+                return a.compute < b.compute || (a.compute == b.compute && a.order < b.order);
+            });
+            single_options(sp, i);
+            stage_least& l = least_[static_cast<std::size_t>(i)];
+            l.sync = l.update = l.rate = std::numeric_limits<double>::infinity();
+            for (const stage_pattern& p : ps) {
+                l.sync = std::min(l.sync, p.sync_lo);
+                l.update = std::min(l.update, p.update);
+                l.rate = std::min(l.rate, p.rate + p.open.extras * p.extra_rate);
+            }
+        }
+        thresholds_.clear();
+        for (int i = 0; i < sp.P; ++i)
+            for (const option& o : options_[static_cast<std::size_t>(i)]) thresholds_.push_back(o.time);
+        std::sort(thresholds_.begin(), thresholds_.end());
+        thresholds_.erase(std::unique(thresholds_.begin(), thresholds_.end()), thresholds_.end());
+    }
+
+    /// Stage i's (type, TP) options, each at the fastest compute of a typing that has it, plus
+    /// the stage's p2p floors: a stage served by a typing with type t at TP k takes at least
+    /// that long. Sorted by time.
+    template <class SP>
+    void single_options(const SP& sp, int i) {
+        const auto at = static_cast<std::size_t>(i);
+        auto& os = options_[at];
+        os.clear();
+        const stage_floor& f = bound_->stages[at];
+        for (const tp_choice& ch : sp.stages[at].choices)
+            for (std::size_t t = 0; t < sp.cells->types.size(); ++t) {
+                if (!(ch.types >> t & 1u)) continue;
+                const double time = ch.compute.value + f.p2p_in + f.p2p_out;
+                auto o = std::find_if(os.begin(), os.end(), [&](const option& x) { return x.type == t && x.tp == ch.tp[t]; });
+                if (o == os.end()) os.push_back({time, static_cast<std::uint8_t>(t), ch.tp[t]});
+                else o->time = std::min(o->time, time);
+            }
+        std::sort(os.begin(), os.end(), [](const option& a, const option& b) { return a.time < b.time || (a.time == b.time && a.type < b.type); });
+    }
+
+    /// Whether the plans below a node with optimistic floors `lo` and pessimistic floors `t`
+    /// are all out: `lo` above the run's cut-off (what the simulator might price them at), or
+    /// `t` not admitted or above the best solution's own price (what ranks solutions here).
+    template <class O>
+    [[nodiscard]] bool misses(const O& o, const suffix_terms& lo, const suffix_terms& t) const {
+        return floors_miss(o, lo, per_replica_, money_, false, cutoff_) ||
+               floors_miss(o, t, per_replica_, money_, false, found_ ? best_v_ : std::numeric_limits<double>::infinity());
+    }
+
+    /// A floor of the slowest of stages [i, P) given the GPUs the stages before took and the
+    /// extras they left open, when it is at least `from`: the least threshold at which options
+    /// no slower could serve them all, even fractionally (or `from` when that is more). The test is LP duality with prices 0 or 1 per
+    /// GPU type (Hall's condition over sets of types U: the stages, and open extras, that can
+    /// only use types in U need no more of U's GPUs than are left). Infinity when none can.
+    template <class SP>
+    [[nodiscard]] double pooled_straggler(const SP& sp, int i, const cell_counts& used, double from) const {
+        const std::size_t T = sp.cells->types.size(), U = std::size_t{1} << T;
+        std::array<long, max_types> left{};
+        for (std::size_t c = 0; c < sp.cells->cells.size(); ++c) left[sp.cells->cells[c].type] += cap_[c] - used[c];
+        std::array<long, std::size_t{1} << max_types> have{}, need{}, fixed{};
+        for (std::size_t u = 1; u < U; ++u) have[u] = have[u & (u - 1)] + left[static_cast<std::size_t>(std::countr_zero(u))];
+        for (const extras_demand& x : open_) {
+            std::size_t types = 0;
+            int w = 0;
+            for (std::size_t c = 0; c < sp.cells->cells.size(); ++c)
+                if (x.cells >> c & 1u) types |= std::size_t{1} << sp.cells->cells[c].type, w = w == 0 ? x.weight[c] : std::min<int>(w, x.weight[c]);
+            fixed[types] += long(x.extras) * w;
+        }
+        // Allowed options change only at thresholds: start at the last one not above `from`
+        // (the answer is then at least `from`, and exactly it if that one fits).
+        auto it = std::upper_bound(thresholds_.begin(), thresholds_.end(), from);
+        if (it != thresholds_.begin()) --it;
+        for (; it != thresholds_.end(); ++it) {
+            const double theta = *it;
+            need = fixed;
+            bool all = true;
+            for (std::size_t k = static_cast<std::size_t>(i); k < static_cast<std::size_t>(sp.P) && all; ++k) {
+                std::size_t types = 0;
+                int w = 0;
+                for (const option& o : options_[k]) {
+                    if (o.time > theta) break;
+                    types |= std::size_t{1} << o.type;
+                    w = w == 0 ? o.tp : std::min<int>(w, o.tp);
+                }
+                all = types != 0;
+                need[types] += long(sp.D) * w;
+            }
+            if (!all) continue;
+            for (std::size_t b = 0; b < T; ++b)
+                for (std::size_t u = 0; u < U; ++u)
+                    if (u >> b & 1u) need[u] += need[u ^ (std::size_t{1} << b)];
+            bool fits = true;
+            for (std::size_t u = 1; u < U && fits; ++u) fits = need[u] <= have[u];
+            if (fits) return std::max(theta, from);
+        }
+        return std::numeric_limits<double>::infinity();
+    }
+
+    /// Floors of every plan below a node whose stage i has pattern p (own time `own`), with the
+    /// instance's floors for the stages after it.
+    [[nodiscard]] suffix_terms floors(int i, const suffix_terms& t, double own, double extra_floor) const {
+        const instance_bound& b = *bound_;
+        const auto at = static_cast<std::size_t>(i);
+        const double mine = own + b.stages[at].p2p_out;
+        suffix_terms f = t;
+        f.sum = std::max(f.sum + mine + b.suffix.sum[at + 1], b.sum);
+        f.strag = std::max({f.strag, mine, b.suffix.strag[at + 1], b.straggler});
+        f.sync = std::max(f.sync, b.suffix.sync[at + 1]);
+        f.upd = std::max(f.upd, b.suffix.update[at + 1]);
+        f.rate += extra_floor + b.suffix.rate[at + 1];
+        return f;
+    }
+
+    template <class SP, class O>
+    void dfs(const SP& sp, const O& o, int i, const node& nd) {
+        if (stopped_ || (poll_() && (stopped_ = true))) return;
+        ++stats_.states;
+        const auto at = static_cast<std::size_t>(i);
+        const std::size_t C = sp.cells->cells.size();
+        const bool last = i + 1 == sp.P;
+        const auto& ps = patterns_[at];
+        auto& kids = children_[at];
+        kids.clear();
+        const std::size_t pending = open_.size();
+        // The slowest of the stages left is at least what the GPUs left allow.
+        const double pooled = pooled_straggler(sp, i, nd.used, std::max(nd.lo.strag, bound_->suffix.strag[at]));
+        if (pooled == std::numeric_limits<double>::infinity()) return;
+        // Patterns come fastest first, so once a pattern's floor — its compute with every other
+        // term of this stage at the stage's least — misses, so do all after it.
+        const stage_least& least = least_[at];
+        suffix_terms base = nd.lo, base_t = nd.t;
+        for (auto [b, open] : {std::pair{&base, nd.open_lo}, std::pair{&base_t, nd.open}}) {
+            b->strag = std::max(b->strag, pooled);
+            if (i > 0) {
+                const double done = open + bound_->stages[at - 1].p2p_out;
+                b->sum += done;
+                b->strag = std::max(b->strag, done);
+            }
+            b->sync = std::max(b->sync, least.sync);
+            b->upd = std::max(b->upd, least.update);
+            if (money_) b->rate += least.rate;
+        }
+        for (std::uint32_t k = 0; k < ps.size(); ++k) {
+            const stage_pattern& p = ps[k];
+            ++stats_.compositions;
+            {
+                const double own = p.compute + bound_->stages[at].p2p_in;
+                auto with_stage = [&](suffix_terms f) {
+                    if (last) f.sum += own, f.strag = std::max(f.strag, own), f.rate += nd.extra_floor;
+                    else f = floors(i, f, own, nd.extra_floor);
+                    return f;
+                };
+                if (misses(o, with_stage(base), with_stage(base_t))) break;
+            }
+            bool fits = true;
+            for (std::size_t c = 0; c < C && fits; ++c) fits = nd.used[c] + p.gpus[c] <= cap_[c];
+            if (!fits) continue;
+            const grown g = extend(sp, i, nd, p);
+            const double extra = nd.extra_floor + p.open.extras * p.extra_rate;
+            if (last) {
+                leaf(sp, o, g, extra, nd, k);
+                continue;
+            }
+            const suffix_terms f = floors(i, g.t, g.own, extra);
+            if (misses(o, floors(i, g.lo, g.own_lo, extra), f)) continue;
+            kids.push_back({o.value(complete_terms(f, per_replica_, money_, false)), k});
+        }
+        if (last) return;
+        std::sort(kids.begin(), kids.end(), [](const child& a, const child& b) { return a.value < b.value || (a.value == b.value && a.k < b.k); });
+        for (const child& ch : kids) {
+            if (stopped_) return;
+            const stage_pattern& p = ps[ch.k];
+            const grown g = extend(sp, i, nd, p);
+            const double extra = nd.extra_floor + p.open.extras * p.extra_rate;
+            if (misses(o, floors(i, g.lo, g.own_lo, extra), floors(i, g.t, g.own, extra))) continue;  // the best fell
+            node next;
+            next.t = g.t;
+            next.lo = g.lo;
+            next.open = g.own;
+            next.open_lo = g.own_lo;
+            next.extra_floor = extra;
+            next.prev = ch.k;
+            for (std::size_t c = 0; c < C; ++c) next.used[c] = static_cast<std::uint16_t>(nd.used[c] + p.gpus[c]);
+            // The open extras still fit (unchanged unless this stage opens more or takes from
+            // their cells).
+            bool check = p.open.extras > 0;
+            for (const extras_demand& x : open_)
+                for (std::size_t c = 0; c < C && !check; ++c) check = (x.cells >> c & 1u) && p.gpus[c] > 0;
+            if (p.open.extras > 0) open_.push_back(p.open), open_stage_.push_back(static_cast<std::uint16_t>(i));
+            if ((!check || flow_.may_fit(open_, room(next.used, C), C)) && !searched(i + 1, ch.k, next)) {
+                chosen_[at] = ch.k;
+                dfs(sp, o, i + 1, next);
+            }
+            open_.resize(pending);
+            open_stage_.resize(pending);
+        }
+    }
+
+    /// The node's terms once stage i takes pattern p: stage i-1 completed by the boundary's
+    /// activations, and stage i's own time (compute and the gradients it sends back), both sides.
+    template <class SP>
+    grown extend(const SP& sp, int i, const node& nd, const stage_pattern& p) {
+        boundary b;
+        if (i > 0) b = price_.bound_boundary(sp, i - 1, patterns_[static_cast<std::size_t>(i - 1)][nd.prev].least, p.least);
+        grown g{nd.t, nd.lo, p.compute + b.bwd, p.compute + b.bwd_lo};
+        if (i > 0) {
+            const double done = nd.open + b.fwd, done_lo = nd.open_lo + b.fwd_lo;
+            g.t.sum += done;
+            g.t.strag = std::max(g.t.strag, done);
+            g.lo.sum += done_lo;
+            g.lo.strag = std::max(g.lo.strag, done_lo);
+        }
+        for (suffix_terms* t : {&g.t, &g.lo}) {
+            t->upd = std::max(t->upd, p.update);
+            t->rate += p.rate;  // USD: the objective's, or the tie-break's
+        }
+        g.t.sync = std::max(g.t.sync, p.sync.time);
+        g.lo.sync = std::max(g.lo.sync, p.sync_lo);
+        g.t.comm += p.sync.egress + b.egress;
+        g.lo.comm += b.egress_lo;  // a ring may stay in one zone
+        return g;
+    }
+
+    [[nodiscard]] extras_flow::room_t room(const cell_counts& used, std::size_t C) const {
+        extras_flow::room_t r{};
+        for (std::size_t c = 0; c < C; ++c) r[c] = cap_[c] - used[c];
+        return r;
+    }
+
+    /// A complete sequence (the last stage's pattern `k`): its extras assigned, priced, and kept
+    /// when it is admitted, under the cut-off and better than the best so far (ties: cheaper,
+    /// then faster).
+    template <class SP, class O>
+    void leaf(const SP& sp, const O& o, grown g, double extra_floor, const node& nd, std::uint32_t k) {
+        const stage_pattern& p = patterns_[static_cast<std::size_t>(sp.P - 1)][k];
+        g.t.sum += g.own;
+        g.t.strag = std::max(g.t.strag, g.own);
+        g.lo.sum += g.own_lo;
+        g.lo.strag = std::max(g.lo.strag, g.own_lo);
+        suffix_terms floor = g.lo, floor_t = g.t;
+        floor.rate += extra_floor;
+        floor_t.rate += extra_floor;
+        if (misses(o, floor, floor_t)) return;
+        const std::size_t C = sp.cells->cells.size();
+        cell_counts used = nd.used;
+        for (std::size_t c = 0; c < C; ++c) used[c] = static_cast<std::uint16_t>(used[c] + p.gpus[c]);
+        const std::size_t pending = open_.size();
+        if (p.open.extras > 0) open_.push_back(p.open), open_stage_.push_back(static_cast<std::uint16_t>(sp.P - 1));
+        record(sp, o, g.t, g.lo, used, k);
+        open_.resize(pending);
+        open_stage_.resize(pending);
+    }
+
+    /// The leaf's extras assigned (least cost: the objective's money, or else its tie-break's:
+    /// equal throughput, cheaper). Kept when its price is admitted and better than the best so
+    /// far, and its optimistic price is under the cut-off. Without money the terms are exact
+    /// before the assignment, which is made only for a leaf that is kept.
+    template <class SP, class O>
+    void record(const SP& sp, const O& o, suffix_terms f, suffix_terms lo, const cell_counts& used, std::uint32_t k) {
+        const std::size_t C = sp.cells->cells.size();
+        const auto r = room(used, C);
+        auto keeps = [&](const objective_terms& t, double v, const objective_terms& t_lo) {
+            return o.admits(t) && o.value(t_lo) <= cutoff_ && (!found_ || v <= best_v_);
+        };
+        if (!money_) {  // the terms are exact already: most leaves end here
+            const objective_terms t = complete_terms(f, per_replica_, false, false);
+            if (!keeps(t, o.value(t), complete_terms(lo, per_replica_, false, false))) return;
+        }
+        if (!open_.empty()) {
+            if (!flow_.may_fit(open_, r, C)) return;
+            const auto extra_rate = flow_.solve(open_, r, C, true, {assigned_.data(), open_.size()});
+            if (!extra_rate) return;
+            f.rate += *extra_rate;
+            lo.rate += *extra_rate;
+        }
+        const objective_terms t = complete_terms(f, per_replica_, money_, false);
+        const double v = o.value(t), usd = f.rate * t.iteration + f.comm;
+        const bool better = !found_ || v < best_v_ || (v == best_v_ && (usd < best_usd_ || (usd == best_usd_ && t.iteration < best_t_.iteration)));
+        if (!keeps(t, v, complete_terms(lo, per_replica_, money_, false)) || !better) return;
+        best_usd_ = usd;
+        found_ = true;
+        best_v_ = v;
+        best_t_ = t;
+        chosen_[static_cast<std::size_t>(sp.P - 1)] = k;
+        for (std::size_t s = 0; s < static_cast<std::size_t>(sp.P); ++s) best_[s] = patterns_[s][chosen_[s]].least;
+        for (std::size_t q = 0; q < open_.size(); ++q)
+            for (std::size_t c = 0; c < C; ++c)
+                best_[open_stage_[q]].n[c] = static_cast<std::uint16_t>(best_[open_stage_[q]].n[c] + assigned_[q][c]);
+    }
+
+    /// Whether the node (stage i next, after `prev`) was searched before with no worse terms;
+    /// remembers it otherwise.
+    bool searched(int i, std::uint32_t prev, const node& nd) {
+        if (open_.size() > memo_open || prev > 0xffff) return false;
+        memo_key key;
+        key.stage = static_cast<std::uint16_t>(i);
+        key.prev = static_cast<std::uint16_t>(prev);
+        key.used = nd.used;
+        key.opened = static_cast<std::uint32_t>(open_.size());
+        for (std::size_t q = 0; q < open_.size(); ++q) {
+            open_sig& g = key.open[q];
+            g.cells = open_[q].cells;
+            g.extras = static_cast<std::uint32_t>(open_[q].extras);
+            for (std::size_t c = 0; c < max_cells; ++c)
+                if (g.cells >> c & 1u) g.weights |= std::uint64_t(std::bit_width(unsigned(open_[q].weight[c]))) << (4 * c);
+        }
+        std::sort(key.open.begin(), key.open.begin() + static_cast<std::ptrdiff_t>(open_.size()));
+        const paid mine{nd.t.sum, nd.t.strag, nd.t.sync, nd.t.upd, nd.open, nd.t.rate, nd.t.comm, nd.lo.sum, nd.lo.strag, nd.open_lo};
+        auto no_better = [&](const paid& old) {
+            for (std::size_t q = 0; q < mine.size(); ++q)
+                if (mine[q] < old[q]) return false;
+            return true;
+        };
+        if (seen* s = memo_.find(key)) {
+            for (std::uint32_t q = 0; q < s->n; ++q)
+                if (no_better(s->v[q])) return true;
+            s->v[s->n < s->v.size() ? s->n++ : s->v.size() - 1] = mine;  // keep the newest when full
+            return false;
+        }
+        // A quarter of the memory limit (a table at most half full); beyond it nodes are not
+        // remembered, which costs time, never a plan.
+        if (memo_.size() * sizeof(std::pair<memo_key, seen>) * 8 < memory_limit()) memo_.insert(key, seen{{mine}, 1});
+        return false;
+    }
+
+    stage_pricer<Time> price_;
+    stage_dp<Time> dp_;
+    flat_memo<memo_key, seen, bytes_hash<memo_key>> memo_{};
+    const instance_bound* bound_ = nullptr;
+    bool money_ = false, stopped_ = false, found_ = false, always_ = false;
+    int per_replica_ = 1;
+    double cutoff_ = std::numeric_limits<double>::infinity(), best_v_ = 0, best_usd_ = 0;
+    objective_terms best_t_;
+    stop_poll poll_{nullptr};
+    std::array<int, max_cells> cap_{};
+    std::vector<std::vector<stage_pattern>> patterns_;
+    std::vector<std::vector<child>> children_;
+    std::vector<stage_least> least_;
+    std::vector<std::vector<option>> options_;
+    std::vector<double> thresholds_;  ///< every option's time, sorted, distinct
+    std::vector<endpoint> ends_;      ///< scratch: a pattern's endpoints in every real zone
+    std::vector<std::uint32_t> chosen_;
+    std::vector<composition> best_;
+    std::vector<extras_demand> open_;
+    std::vector<std::uint16_t> open_stage_;
+    std::vector<cell_counts> assigned_;
+    extras_flow flow_;
+    dp_stats stats_;
+};
+
+static_assert(concepts::check_solver<pattern_search<>, stage_problem<>, max_throughput>());
+static_assert(concepts::check_solver<pattern_search<>, stage_problem<>, min_cost>());
+
+}  // namespace hetplan::search

@@ -1,0 +1,300 @@
+// The stage pattern search (search/solve/pattern_search.hpp) and its pieces: the extras flow, the
+// small integer program solver, the pooled floors — each against brute force or the stage DP.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "../plan_checks.hpp"
+#include "../random_pool.hpp"
+#include "../support.hpp"
+#include "hetplan/fixtures/example.hpp"
+#include "hetplan/planners/sailor.hpp"
+#include "hetplan/search/solve/extras_flow.hpp"
+#include "hetplan/search/solve/pattern_search.hpp"
+#include "hetplan/search/solve/small_ilp.hpp"
+
+using namespace hetplan;
+using namespace hetplan::search;
+
+namespace {
+
+/// The random pools of tests/random_pool.hpp (2-max_types types), this test's family.
+struct pool_world : test::random_pool {
+    pool_world(unsigned seed, int max_types, int extra) : random_pool(seed, max_types, extra, 99) {}
+};
+
+/// A solver that solves every instance with the stage DP and the pattern search, with no
+/// cut-off, and checks that they agree: the same objective value (or both none), and pattern
+/// compositions of D replicas per stage within every cell's GPUs.
+struct both_solvers {
+    both_solvers() : dp(sailor_time_model{}), ps(sailor_time_model{}) { ps.always_patterns(); }
+    stage_dp<> dp;
+    pattern_search<> ps;
+    std::size_t compared = 0, solutions = 0;
+    static constexpr const char* name() { return "stage DP and pattern search"; }
+    [[nodiscard]] const auto& time_model() const { return dp.time_model(); }
+    template <class Pr>
+    void prepare(stage_problem<Pr>& sp) const {
+        dp.prepare(sp);
+    }
+    template <class Pr, class O>
+    std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits&) {
+        // No cut-off (every instance solved in full); the DP gets 50 ms, and instances it cannot
+        // finish in that time or in its memory are left out.
+        const stop_condition second = stop_condition::after(std::chrono::milliseconds(50));
+        const auto gave_up = dp.stats().abandoned;
+        auto want = dp.solve(pb, sp, o, {std::numeric_limits<double>::infinity(), &second});
+        if (dp.stopped() || dp.stats().abandoned != gave_up) return std::nullopt;
+        const auto got = ps.solve(pb, sp, o, {});
+        ++compared;
+        CAPTURE(sp.P);
+        CAPTURE(sp.D);
+        CAPTURE(sp.mbs);
+        REQUIRE(bool(got) == bool(want));
+        if (!got) return want;
+        ++solutions;
+        CHECK(o.value(got->terms) == doctest::Approx(o.value(want->terms)).epsilon(1e-9));
+        std::array<int, max_cells> used{};
+        for (const composition& c : got->stages) {
+            int n = 0;
+            for (std::size_t q = 0; q < sp.cells->cells.size(); ++q) n += c.n[q], used[q] += c.n[q] * c.tp[sp.cells->cells[q].type];
+            CHECK(n == sp.D);
+        }
+        for (std::size_t q = 0; q < sp.cells->cells.size(); ++q) CHECK(used[q] <= sp.cells->cells[q].capacity);
+        return want;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("pattern search: the stage DP's value on every instance of random pools (issue 15)") {
+    std::size_t compared = 0, solutions = 0;
+    for (unsigned seed = 1; seed <= 16; ++seed) {
+        CAPTURE(seed);
+        const pool_world w(seed, seed % 3 == 0 ? 4 : 3, seed % 4 == 0 ? 1 : 0);
+        const problem pb = w.pb();
+        sailor_options opt;
+        opt.space.max_pipeline_degree = 4;
+        auto planner = sailor_planner<>(opt).with_solver(both_solvers());
+        auto tally = [&](const auto& p) { compared += p.solver().compared, solutions += p.solver().solutions; };
+        {
+            auto p = planner;
+            (void)p.plan(pb, plan_request<max_throughput>{});
+            tally(p);
+        }
+        {
+            auto p = planner;
+            (void)p.plan(pb, plan_request<min_cost>{});
+            tally(p);
+        }
+        {  // a budget: money inside the search
+            auto p = planner;
+            plan_request<max_throughput> rq;
+            rq.objective.limits.max_usd = 0.01;
+            (void)p.plan(pb, rq);
+            tally(p);
+        }
+        if (seed % 2 == 0) {  // every TP degree and zones apart: TPs that differ per stage, more cells
+            auto p = planner.with_typing(free_tp{}).with_zones(keep_zones{});
+            (void)p.plan(pb, plan_request<max_throughput>{});
+            tally(p);
+        }
+    }
+    MESSAGE(compared << " instances compared, " << solutions << " with a solution");
+    CHECK(solutions > 500);
+}
+
+TEST_CASE("pattern search: a 400-replica stage over four cells is solved without its compositions (issue 15)") {
+    // Two types in two zones of one region (H6 merges them) and a third zone in another: 512
+    // GPUs per type. The stage DP enumerates C(D + 3, 3) compositions per typing for a stage of
+    // D replicas over four cells; the pattern search enumerates which cells hold one or more.
+    fixtures::planning_example in;
+    const auto a = in.hw.add_gpu(fixtures::a100_40(), 8), v = in.hw.add_gpu(fixtures::v100_16(), 8);
+    for (auto z : {in.hw.add_zone("r1-a", "r1"), in.hw.add_zone("r1-b", "r1"), in.hw.add_zone("r2-a", "r2"), in.hw.add_zone("r2-b", "r2")}) {
+        in.hw.pool.set(a, z, 128);
+        in.hw.pool.set(v, z, 128);
+    }
+    in.hw.network.set_default(alpha_beta_link{seconds{1e-5}, gigabits_per_second(100)});
+    in.model = fixtures::opt_350m();
+    in.job.global_batch = 1024;
+    in.job.sequence_length = 2048;
+    in.profiles.enable_analytical({});
+    const problem pb = in.as_problem();
+    sailor_options opt;
+    opt.space.max_pipeline_degree = 2;
+    opt.space.microbatch_sizes = {1};
+    auto p = sailor_planner<>(opt);
+    const auto r = p.plan(pb);
+    REQUIRE(r.best());
+    test::check_all_valid(pb, r);
+    CHECK(r.best()->gpus() > 512);  // more than any one type holds
+    CHECK_FALSE(r.stopped);
+}
+
+TEST_CASE("extras flow: feasibility and least cost equal brute force, with one weight per cell or several") {
+    test::xorshift gen(7);
+    int feasible = 0, mixed = 0;
+    for (int round = 0; round < 400; ++round) {
+        const std::size_t C = 2 + static_cast<std::size_t>(gen.below(3)), K = 1 + static_cast<std::size_t>(gen.below(3));
+        const bool one_weight = round % 2 == 0;
+        std::vector<extras_demand> d(K);
+        for (auto& x : d) {
+            x.extras = 1 + gen.below(5);
+            while (x.cells == 0) x.cells = static_cast<std::uint32_t>(gen.below(1 << C));
+            for (std::size_t c = 0; c < C; ++c) {
+                x.weight[c] = static_cast<std::uint8_t>(one_weight ? 1 + (c % 2) : 1 << gen.below(2));
+                x.price[c] = x.weight[c] * (1 + gen.below(4));
+            }
+        }
+        extras_flow::room_t room{};
+        for (std::size_t c = 0; c < C; ++c) room[c] = gen.below(9);
+        // Brute force: every way to spread each demand's extras over its cells.
+        std::optional<double> best;
+        std::vector<cell_counts> y(K);
+        auto rec = [&](auto&& self, std::size_t k, std::size_t c, int rest, double cost, extras_flow::room_t left) -> void {
+            if (k == K) {
+                if (!best || cost < *best) best = cost;
+                return;
+            }
+            if (c == C) {
+                if (rest == 0) self(self, k + 1, 0, k + 1 < K ? d[k + 1].extras : 0, cost, left);
+                return;
+            }
+            if (!(d[k].cells >> c & 1u)) return self(self, k, c + 1, rest, cost, left);
+            for (int v = 0; v <= rest && v * d[k].weight[c] <= left[c]; ++v) {
+                auto l2 = left;
+                l2[c] -= v * d[k].weight[c];
+                self(self, k, c + 1, rest - v, cost + v * d[k].price[c], l2);
+            }
+        };
+        rec(rec, 0, 0, d[0].extras, 0.0, room);
+        extras_flow flow;
+        std::vector<cell_counts> out(K);
+        const auto got = flow.solve(d, room, C, true, out);
+        CAPTURE(round);
+        REQUIRE(bool(got) == bool(best));
+        if (best) CHECK(flow.may_fit(d, room, C));  // necessary: never says no to what fits
+        if (!got) continue;
+        ++feasible;
+        mixed += !one_weight;
+        CHECK(*got == doctest::Approx(*best));
+        // The assignment it returns is one: every demand's extras, within every cell's room.
+        std::array<int, max_cells> used{};
+        for (std::size_t k = 0; k < K; ++k) {
+            int n = 0;
+            for (std::size_t c = 0; c < C; ++c) {
+                if (out[k][c] > 0) CHECK((d[k].cells >> c & 1u));
+                n += out[k][c];
+                used[c] += out[k][c] * d[k].weight[c];
+            }
+            CHECK(n == d[k].extras);
+        }
+        for (std::size_t c = 0; c < C; ++c) CHECK(used[c] <= room[c]);
+    }
+    CHECK(feasible > 100);
+    CHECK(mixed > 30);
+}
+
+TEST_CASE("small ILP: the optimum of random small integer programs equals enumeration") {
+    test::xorshift gen(11);
+    int solved = 0;
+    for (int round = 0; round < 300; ++round) {
+        const std::size_t n = 2 + static_cast<std::size_t>(gen.below(3)), m = 1 + static_cast<std::size_t>(gen.below(3));
+        small_ilp ilp;
+        ilp.reset(n, 4);
+        std::vector<double> cost(n);
+        for (std::size_t j = 0; j < n; ++j) ilp.set_cost(j, cost[j] = gen.below(7) - 2);
+        std::vector<std::vector<double>> a(m, std::vector<double>(n));
+        std::vector<double> b(m);
+        std::vector<small_ilp::sense> sense(m);
+        for (std::size_t r = 0; r < m; ++r) {
+            sense[r] = static_cast<small_ilp::sense>(gen.below(3));
+            b[r] = gen.below(9);
+            const std::size_t row = ilp.add_row(sense[r], b[r]);
+            for (std::size_t j = 0; j < n; ++j) ilp.coef(row, j, a[r][j] = gen.below(5) - 1);
+        }
+        std::optional<double> best;
+        std::vector<int> x(n, 0);
+        for (;;) {
+            bool ok = true;
+            for (std::size_t r = 0; r < m && ok; ++r) {
+                double lhs = 0;
+                for (std::size_t j = 0; j < n; ++j) lhs += a[r][j] * x[j];
+                ok = sense[r] == small_ilp::sense::le ? lhs <= b[r] + 1e-9 : sense[r] == small_ilp::sense::ge ? lhs >= b[r] - 1e-9 : std::abs(lhs - b[r]) < 1e-9;
+            }
+            if (ok) {
+                double v = 0;
+                for (std::size_t j = 0; j < n; ++j) v += cost[j] * x[j];
+                if (!best || v < *best) best = v;
+            }
+            std::size_t j = 0;
+            while (j < n && ++x[j] > 4) x[j++] = 0;
+            if (j == n) break;
+        }
+        CAPTURE(round);
+        const auto got = ilp.solve();
+        REQUIRE(bool(got) == bool(best));
+        if (!got) continue;
+        ++solved;
+        CHECK(*got == doctest::Approx(*best));
+        const auto sol = ilp.solution();
+        for (std::size_t j = 0; j < n; ++j) CHECK((sol[j] >= 0 && sol[j] <= 4 && sol[j] == std::round(sol[j])));
+    }
+    CHECK(solved > 100);
+}
+
+TEST_CASE("instance floors with the pooled sum never exceed the instance's optimum") {
+    for (unsigned seed = 1; seed <= 6; ++seed) {
+        CAPTURE(seed);
+        const pool_world w(seed, 3, 1);
+        const problem pb = w.pb();
+        const h1_tp_within_node h1{};
+        const cell_set cells = h6_merge_zones{}(make_cells(pb.hw, pb.pool(), [&](gpu_type_id g) { return !h1(pb, g).empty(); }));
+        std::vector<std::vector<int>> tps;
+        for (auto g : cells.types) tps.push_back(h1(pb, g));
+        const prune::all pruners{h2_memory_fit<>{}, h5_one_region{}};
+        pruners.begin(pb);
+        pattern_search<> ps;
+        ps.always_patterns();
+        stage_problem<prune::all<h2_memory_fit<>, h5_one_region>> sp;
+        boost::hana::tuple<> hooks;
+        for (int P = 1; P <= std::min(4, pb.model.num_layers()); ++P) {
+            const auto part = even_partition(pb.model.num_layers(), P);
+            const auto times = time_stages(pb, cells, part, 1, tps, ps.time_model(), {}, schedule_kind::one_f_one_b);
+            for (int D = 1; D <= 5; ++D) {
+                build_stage_problem(sp, pb, cells, part, 1, D, times, pruners, tp_level{}, {}, hooks);
+                ps.prepare(sp);
+                const auto sol = ps.solve(pb, sp, max_throughput{}, {});
+                if (!sol) continue;
+                CHECK(sp.bound.iteration(sp.per_replica) <= sol->terms.iteration * (1 + 1e-9));
+                CHECK(sp.bound.sum >= sp.bound.prefix.sum[static_cast<std::size_t>(P)]);
+            }
+        }
+    }
+}
+
+TEST_CASE("best-first over (P, mbs, D) finds the exhaustive walk's best, never worse than H3") {
+    for (unsigned seed = 1; seed <= 10; ++seed) {
+        CAPTURE(seed);
+        const pool_world w(seed, 3, seed % 2);
+        const problem pb = w.pb();
+        const auto best_first = sailor_planner<>().plan(pb);
+        const auto every = sailor_planner<>().with_scan(exhaustive_walk{}).plan(pb);
+        const auto h3 = sailor_planner<>().with_scan(sailor_dp_order{}).plan(pb);
+        REQUIRE(bool(best_first.best()) == bool(every.best()));
+        if (!every.best()) continue;
+        test::check_all_valid(pb, best_first);
+        // The fastest plan of each list (the best may be a cheaper one within the 0.1 % tie band).
+        auto fastest = [](const plan_result& r) {
+            double t = std::numeric_limits<double>::infinity();
+            for (const auto& p : r.plans) t = std::min(t, p.iteration().value);
+            return t;
+        };
+        CHECK(fastest(best_first) == doctest::Approx(fastest(every)).epsilon(1e-9));
+        if (h3.best()) CHECK(fastest(best_first) <= fastest(h3) * (1 + 1e-9));
+    }
+}
