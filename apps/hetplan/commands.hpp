@@ -29,9 +29,11 @@ inline constexpr const char* usage_text =
     "usage:\n"
     "  hetplan plan     [INPUT] [--planner sailor|zorse|cephalo] [--objective throughput|cost]\n"
     "                   [--max-cost USD] [--min-throughput IT_PER_S] [--top K] [--json OUT] [--svg OUT]\n"
+    "                   [--timing on|off]\n"
     "  hetplan simulate [INPUT] [--plan PLAN.json] [--planner NAME] [--json OUT] [--svg OUT]\n"
-    "  hetplan compare  [INPUT] [--planners a,b,...] [--objective ...] [--json OUT]\n"
+    "  hetplan compare  [INPUT] [--planners a,b,...] [--objective ...] [--json OUT] [--timing on|off]\n"
     "  hetplan list\n"
+    "--json writes the same bytes for the same input; --timing on adds each search's elapsed_s.\n"
     "INPUT: --cluster C.json --model M.json --job J.json [--profiles P.json] (docs/formats.md); with none,\n"
     "  plan and compare use the built-in GPT-Neo-2.7 on 32 A100-40 + 96 V100-16 over two zones, and\n"
     "  simulate uses the built-in OPT-350 example plan (or, with --plan only, the GPT-Neo cluster).\n"
@@ -46,6 +48,7 @@ struct options {
     std::optional<usd> max_cost;
     std::optional<double> min_throughput;
     std::size_t top = 1;
+    bool timing = false;  ///< elapsed_s in the JSON (which then differs run to run)
     std::vector<std::string> given;  ///< option names seen
 };
 
@@ -74,6 +77,10 @@ inline options parse(const std::vector<std::string>& args, const std::vector<std
         else if (a == "--plan") o.plan_file = v;
         else if (a == "--json") o.json_out = v;
         else if (a == "--svg") o.svg_out = v;
+        else if (a == "--timing") {
+            if (v != "on" && v != "off") throw input_error("option --timing: '" + v + "' is not on or off");
+            o.timing = v == "on";
+        }
         else if (a == "--planner") o.planner = v;
         else if (a == "--planners") {
             std::size_t at = 0;
@@ -235,7 +242,7 @@ inline void print_notes(std::FILE* out, const std::vector<std::string>& notes) {
 
 inline int plan_command(const std::vector<std::string>& args) {
     const auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--planner", "--objective", "--max-cost", "--min-throughput",
-                                "--top", "--json", "--svg"});
+                                "--top", "--json", "--svg", "--timing"});
     const auto in = load_inputs(o);
     const problem pb = in.pb();
     any_planner p = planner_named(o.planner);
@@ -247,7 +254,8 @@ inline int plan_command(const std::vector<std::string>& args) {
     print_notes(stdout, out.notes);
     // The JSON is written either way: with no plan, its notes say why.
     if (!o.json_out.empty()) {
-        io::json j = {{"planner", p.name()}, {"elapsed_s", out.elapsed.value}, {"notes", out.notes}, {"plans", io::json::array()}};
+        io::json j = {{"planner", p.name()}, {"notes", out.notes}, {"plans", io::json::array()}};
+        if (o.timing) j["elapsed_s"] = out.elapsed.value;
         for (const auto& c : out.plans) j["plans"].push_back(choice_json(c, pb.hw));
         write_file(o.json_out, j.dump(2) + "\n");
     }
@@ -309,7 +317,7 @@ inline int simulate_command(const std::vector<std::string>& args) {
 }
 
 inline int compare_command(const std::vector<std::string>& args) {
-    auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--planners", "--objective", "--max-cost", "--min-throughput", "--json"});
+    auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--planners", "--objective", "--max-cost", "--min-throughput", "--json", "--timing"});
     if (o.planners.empty())
         for (const auto& p : builtin_planners()) o.planners.push_back(p.name());
     const auto in = load_inputs(o);
@@ -324,7 +332,8 @@ inline int compare_command(const std::vector<std::string>& args) {
         for (const auto& n : out.notes) notes.push_back(name + ": " + n);
         if (out.plans.empty()) {
             std::printf("  %-9s %12s %10s %10s %6s %15s %11.1f\n", name.c_str(), "no plan", "-", "-", "-", "-", out.elapsed.value * 1e3);
-            j.push_back({{"planner", name}, {"plan", nullptr}, {"elapsed_s", out.elapsed.value}});
+            j.push_back({{"planner", name}, {"plan", nullptr}});
+            if (o.timing) j.back()["elapsed_s"] = out.elapsed.value;
             continue;
         }
         const auto& c = out.plans[0];
@@ -332,7 +341,7 @@ inline int compare_command(const std::vector<std::string>& args) {
                     c.est.money.total.value, c.pl.total_gpus(), worst_headroom_gb(c.est), out.elapsed.value * 1e3);
         auto row = choice_json(c, pb.hw);
         row["planner"] = name;
-        row["elapsed_s"] = out.elapsed.value;
+        if (o.timing) row["elapsed_s"] = out.elapsed.value;
         j.push_back(row);
     }
     std::printf("\neach planner prices its plan with its own paper's models\n");

@@ -10,7 +10,9 @@
 //               "egress_usd_per_gb": [{"from": Z, "to": Z, "price": 0.01}]}
 // }
 #include <filesystem>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "hetplan/hardware/cluster.hpp"
 #include "hetplan/io/link_json.hpp"
@@ -29,6 +31,8 @@ inline zone_id zone_ref(const cluster& hw, const cursor& c) {
 }
 
 inline gpu_spec read_gpu(const cursor& c) {
+    c.known_fields({"name", "memory_gib", "memory_bytes", "gpus_per_node", "price_per_hour", "vendor", "peak_tflops"});
+    if (c.find("memory_bytes") && c.find("memory_gib")) c["memory_bytes"].fail("give memory_gib or memory_bytes, not both");
     gpu_spec g;
     g.type_name = c["name"].string();
     if (g.type_name.empty()) c["name"].fail("GPU name is empty");
@@ -47,10 +51,16 @@ inline gpu_spec read_gpu(const cursor& c) {
 }
 
 inline endpoint read_endpoint(const cluster& hw, const cursor& c) {
+    c.known_fields({"zone", "gpu", "gpus"});
     return {zone_ref(hw, c["zone"]), gpu_ref(hw, c["gpu"]), c["gpus"].integer(1, 255)};
 }
 
+/// The most GPUs a cluster file may offer (docs/reliability.md, input limits): several times
+/// the largest training fleets, and far from int overflow in any count or sum.
+inline constexpr int max_cluster_gpus = 100'000;
+
 inline cluster read_cluster(const cursor& root) {
+    root.known_fields({"gpus", "zones", "available", "network"});
     cluster hw;
     root["gpus"].for_each_item([&](const cursor& c) {
         gpu_spec g = read_gpu(c);
@@ -58,27 +68,45 @@ inline cluster read_cluster(const cursor& root) {
         hw.add_gpu(std::move(g), c["gpus_per_node"].integer(1, 255));
     });
     root["zones"].for_each_item([&](const cursor& c) {
+        c.known_fields({"name", "region"});
         const std::string name = c["name"].string();
         if (hw.find_zone(name)) c["name"].fail("duplicate zone '" + name + "'");
         auto r = c.find("region");
         hw.add_zone(name, r ? r->string() : std::string{});
     });
-    if (auto avail = root.find("available"))
+    if (auto avail = root.find("available")) {
+        std::set<std::pair<std::size_t, std::size_t>> listed;
+        long long total = 0;
         avail->for_each_item([&](const cursor& c) {
-            hw.pool.add(gpu_ref(hw, c["gpu"]), zone_ref(hw, c["zone"]), c["count"].integer(0));
+            c.known_fields({"gpu", "zone", "count"});
+            const gpu_type_id g = gpu_ref(hw, c["gpu"]);
+            const zone_id z = zone_ref(hw, c["zone"]);
+            const int n = c["count"].integer(0, max_cluster_gpus);
+            // The same (GPU type, zone) twice is a copy-paste slip more often than a sum.
+            if (!listed.insert({g.index(), z.index()}).second)
+                c.fail("GPU type '" + c["gpu"].string() + "' in zone '" + c["zone"].string() + "' is listed twice (give one entry with the total)");
+            total += n;
+            if (total > max_cluster_gpus)
+                c["count"].fail("the cluster offers more than " + std::to_string(max_cluster_gpus) + " GPUs, the most hetplan plans for (docs/reliability.md)");
+            hw.pool.set(g, z, n);
         });
+    }
     if (auto net = root.find("network")) {
+        net->known_fields({"default", "zone_pairs", "links", "egress_usd_per_gb"});
         if (auto d = net->find("default")) hw.network.set_default(read_link(*d));
         if (auto zp = net->find("zone_pairs"))
             zp->for_each_item([&](const cursor& c) {
+                c.known_fields({"from", "to", "link"});
                 hw.network.set_zone_default(zone_ref(hw, c["from"]), zone_ref(hw, c["to"]), read_link(c["link"]));
             });
         if (auto links = net->find("links"))
             links->for_each_item([&](const cursor& c) {
+                c.known_fields({"from", "to", "link"});
                 hw.network.set_link(read_endpoint(hw, c["from"]), read_endpoint(hw, c["to"]), read_link(c["link"]));
             });
         if (auto eg = net->find("egress_usd_per_gb"))
             eg->for_each_item([&](const cursor& c) {
+                c.known_fields({"from", "to", "price"});
                 hw.network.set_egress_price(zone_ref(hw, c["from"]), zone_ref(hw, c["to"]), usd_per_gigabyte(c["price"].non_negative()));
             });
     }

@@ -3,12 +3,17 @@
 // {"global_batch": 2048, "sequence_length": 2048, "precision": "fp32|fp16_mixed|bf16_mixed",
 //  "optimizer": "adam|sgd_momentum|sgd", "zero_stage": 0, "recompute": false,
 //  "offload_params": false, "offload_activations": false, "usable_memory_fraction": 1.0}
+#include <array>
 #include <filesystem>
+#include <string_view>
 
 #include "hetplan/io/json_reader.hpp"
 #include "hetplan/workload/job.hpp"
 
 namespace hetplan::io {
+
+/// The memory options' fields (a job takes them at its top level, a plan under "memory").
+inline constexpr std::array<std::string_view, 5> memory_option_fields{"zero_stage", "recompute", "offload_params", "offload_activations", "usable_memory_fraction"};
 
 inline memory_options read_memory_options(const cursor& c, memory_options m = {}) {
     if (auto z = c.find("zero_stage")) m.zero_stage = z->integer(0, 3);
@@ -28,6 +33,7 @@ inline json write_memory_options(const memory_options& m) {
 }
 
 inline job_spec read_job(const cursor& root) {
+    root.known_fields({"global_batch", "sequence_length", "precision", "optimizer"}, memory_option_fields);
     job_spec j;
     j.global_batch = root["global_batch"].integer(1);
     j.sequence_length = root["sequence_length"].integer(1);

@@ -14,6 +14,8 @@ namespace hetplan::io {
 
 inline model_spec read_model(const cursor& root) {
     if (auto t = root.find("transformer")) {
+        root.known_fields({"name", "transformer"});
+        t->known_fields({"layers", "hidden", "heads", "vocab", "sequence"});
         transformer_shape s;
         s.name = root.find("name") ? root["name"].string() : "transformer";
         s.layers = (*t)["layers"].integer(1);
@@ -23,11 +25,13 @@ inline model_spec read_model(const cursor& root) {
         s.sequence = (*t)["sequence"].integer(1);
         return make_transformer(s);
     }
+    root.known_fields({"name", "sequence_length", "hidden_size", "layers"});
     model_spec m;
     m.name = root["name"].string();
     m.sequence_length = root.find("sequence_length") ? root["sequence_length"].integer(0) : 0;
     m.hidden_size = root.find("hidden_size") ? root["hidden_size"].integer(0) : 0;
     root["layers"].for_each_item([&](const cursor& c) {
+        c.known_fields({"name", "repeat", "params", "act_output_elems", "act_input_elems", "act_mem_elems", "flops_fwd", "per_tp"});
         layer_spec l;
         l.name = c.find("name") ? c["name"].string() : "layer";
         l.params = c["params"].non_negative();
@@ -40,6 +44,7 @@ inline model_spec read_model(const cursor& root) {
             per->for_each_member([&](const std::string& key, const cursor& v) {
                 const int tp = cursor::integer_key(key, *per);
                 if (tp < 1) v.fail("TP degree must be >= 1");
+                v.known_fields({"params", "act_mem_elems"});
                 l.per_tp[tp] = {v["params"].non_negative(), v["act_mem_elems"].non_negative()};
             });
         const int repeat = c.find("repeat") ? c["repeat"].integer(1, 100000) : 1;

@@ -24,10 +24,16 @@ inline schedule_kind read_schedule(const cursor& c) {
 inline plan read_plan(const cursor& root, const cluster& hw) {
     plan pl;
     if (auto s = root.find("schedule")) pl.schedule = read_schedule(*s);
-    if (auto m = root.find("memory")) pl.memory = read_memory_options(*m);
+    root.known_fields({"schedule", "memory", "pipelines"});
+    if (auto m = root.find("memory")) {
+        m->known_fields({}, memory_option_fields);
+        pl.memory = read_memory_options(*m);
+    }
     root["pipelines"].for_each_item([&](const cursor& pc) {
+        pc.known_fields({"stages"});
         pipeline pipe;
         pc["stages"].for_each_item([&](const cursor& sc) {
+            sc.known_fields({"layers", "workers"});
             stage st;
             sc["layers"].for_each_item([&](const cursor& r) {
                 if (r.size() != 2) r.fail("a layer range is [first, one past last]");
@@ -35,6 +41,7 @@ inline plan read_plan(const cursor& root, const cluster& hw) {
             });
             bool explicit_share = false;
             sc["workers"].for_each_item([&](const cursor& wc) {
+                wc.known_fields({"gpu", "zone", "tp", "microbatch_size", "microbatches", "state_share", "node"});
                 worker_group w;
                 w.gpu = gpu_ref(hw, wc["gpu"]);
                 w.zone = zone_ref(hw, wc["zone"]);

@@ -18,11 +18,14 @@ inline layer_timing read_layer_timing(const cursor& c) {
 }
 
 inline void read_profiles(const cursor& root, profile_table& out) {
+    root.known_fields({"profiles", "analytical_fallback"});
     root["profiles"].for_each_item([&](const cursor& pc) {
+        pc.known_fields({"gpu", "tp", "points", "tail"});
         const std::string gpu = pc["gpu"].string();
         const int tp = pc["tp"].integer(1, 255);
         profile_curve curve;
         pc["points"].for_each_item([&](const cursor& pt) {
+            pt.known_fields({"microbatch_size", "layers"});
             std::vector<layer_timing> layers;
             pt["layers"].for_each_item([&](const cursor& l) { layers.push_back(read_layer_timing(l)); });
             if (!curve.points.empty() && layers.size() != curve.points.front().size())
@@ -31,6 +34,7 @@ inline void read_profiles(const cursor& root, profile_table& out) {
         });
         if (curve.points.empty()) pc["points"].fail("no measured point");
         if (auto t = pc.find("tail")) {
+            t->known_fields({"fwd", "bwd"});
             linear_tail tail;
             auto line = [&](const cursor& arr, std::vector<double>& slope, std::vector<double>& icpt) {
                 arr.for_each_item([&](const cursor& p) {
@@ -47,6 +51,7 @@ inline void read_profiles(const cursor& root, profile_table& out) {
         out.set_curve(gpu, tp, std::move(curve));
     });
     if (auto fb = root.find("analytical_fallback")) {
+        fb->known_fields({"efficiency"});
         analytical_fallback f;
         f.efficiency = number_or(*fb, "efficiency", f.efficiency);
         if (!(f.efficiency > 0 && f.efficiency <= 1)) (*fb)["efficiency"].fail("must be in (0, 1]");

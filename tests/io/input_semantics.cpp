@@ -1,0 +1,108 @@
+// Input semantics (issue 16): what a user writes is either honoured or refused with the file,
+// the JSON path and the nearest known field; nothing is silently ignored or summed.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "hetplan/io.hpp"
+
+using namespace hetplan;
+
+namespace {
+std::string error_of(auto&& f) {
+    try {
+        f();
+    } catch (const input_error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+template <class Read>
+std::string read_error(const std::string& text, Read read) {
+    return error_of([&] {
+        const auto j = io::parse_text(text, "f.json");
+        (void)read(io::cursor(j, "f.json"));
+    });
+}
+bool has(const std::string& msg, const std::string& part) {
+    if (msg.find(part) != std::string::npos) return true;
+    MESSAGE(msg);
+    return false;
+}
+const std::string gpus = R"("gpus": [{"name": "A", "memory_gib": 16, "gpus_per_node": 4}], "zones": [{"name": "z-a"}])";
+auto cluster_of = [](const io::cursor& c) { return io::read_cluster(c); };
+auto job_of = [](const io::cursor& c) { return io::read_job(c); };
+auto model_of = [](const io::cursor& c) { return io::read_model(c); };
+auto profiles_of = [](const io::cursor& c) {
+    profile_table t;
+    io::read_profiles(c, t);
+    return t;
+};
+}  // namespace
+
+TEST_CASE("unknown keys are refused with the nearest known field, in every reader") {
+    // The cases of issue 16: "zero": 3 in a job, "memory_gb" for a GPU.
+    CHECK(has(read_error(R"({"global_batch": 8, "sequence_length": 16, "zero": 3})", job_of),
+              "f.json: $.zero: unknown field 'zero' (did you mean 'zero_stage'?)"));
+    CHECK(has(read_error(R"({"gpus": [{"name": "A", "memory_gb": 16, "gpus_per_node": 4}], "zones": []})", cluster_of),
+              "f.json: $.gpus[0].memory_gb: unknown field 'memory_gb' (did you mean 'memory_gib'?)"));
+    CHECK(has(read_error("{" + gpus + R"(, "availble": []})", cluster_of), "$.availble: unknown field 'availble' (did you mean 'available'?)"));
+    CHECK(has(read_error("{" + gpus + R"(, "network": {"default": {"bandwidth_gbit_s": 10, "latency": 1e-5}}})", cluster_of),
+              "$.network.default.latency: unknown field 'latency' (did you mean 'latency_s'?)"));
+    CHECK(has(read_error(R"({"name": "m", "layers": [{"params": 1, "act_output_elems": 1, "act_mem_elems": 1, "flop_fwd": 1}]})", model_of),
+              "$.layers[0].flop_fwd: unknown field 'flop_fwd' (did you mean 'flops_fwd'?)"));
+    CHECK(has(read_error(R"({"profiles": [{"gpu": "A", "tp": 1, "points": [], "tails": {}}]})", profiles_of),
+              "$.profiles[0].tails: unknown field 'tails' (did you mean 'tail'?)"));
+    // Nothing near: the message lists what the object takes.
+    CHECK(has(read_error(R"({"global_batch": 8, "sequence_length": 16, "learning_rate_schedule": 1})", job_of),
+              "unknown field 'learning_rate_schedule'; this object takes 'global_batch'"));
+    // Keys starting with '_' are comments.
+    CHECK(read_error(R"({"_comment": "mine", "global_batch": 8, "sequence_length": 16})", job_of) == "no error");
+    // A plan's worker, and its memory options.
+    const auto j = io::parse_text("{" + gpus + "}", "c.json");
+    const cluster hw = io::read_cluster(io::cursor(j, "c.json"));
+    auto plan_of = [&](const io::cursor& c) { return io::read_plan(c, hw); };
+    CHECK(has(read_error(R"({"pipelines": [{"stages": [{"layers": [[0, 1]], "workers": [
+        {"gpu": "A", "zone": "z-a", "microbatch_size": 1, "microbatches": 1, "pp": 2}]}]}]})", plan_of),
+              "$.pipelines[0].stages[0].workers[0].pp: unknown field 'pp'"));
+    CHECK(has(read_error(R"({"memory": {"zero": 1}, "pipelines": []})", plan_of), "$.memory.zero: unknown field 'zero' (did you mean 'zero_stage'?)"));
+}
+
+TEST_CASE("duplicates are refused: JSON keys, GPU entries of one zone, both forms of one field") {
+    CHECK(has(error_of([] { (void)io::parse_text(R"({"a": {"b": [1, {"c": 1, "c": 2}]}})", "f.json"); }),
+              "f.json: $.a.b[1].c: duplicate key 'c'"));
+    CHECK(has(error_of([] { (void)io::parse_text(R"({"x": 1, "y": [1, 2], "x": 2})", "f.json"); }), "f.json: $.x: duplicate key 'x'"));
+    // The same (gpu, zone) listed twice used to be summed.
+    CHECK(has(read_error("{" + gpus + R"(, "available": [{"gpu": "A", "zone": "z-a", "count": 4}, {"gpu": "A", "zone": "z-a", "count": 4}]})", cluster_of),
+              "$.available[1]: GPU type 'A' in zone 'z-a' is listed twice"));
+    CHECK(has(read_error(R"({"gpus": [{"name": "A", "memory_gib": 16, "memory_bytes": 1e9, "gpus_per_node": 4}], "zones": []})", cluster_of),
+              "$.gpus[0].memory_bytes: give memory_gib or memory_bytes, not both"));
+}
+
+TEST_CASE("GPU counts are bounded: no overflow past INT_MAX, a limit that names itself") {
+    // Two counts summing past INT_MAX were "resource pool: negative GPU count -2147483639".
+    CHECK(has(read_error("{" + gpus + R"(, "available": [{"gpu": "A", "zone": "z-a", "count": 2147483000}]})", cluster_of),
+              "$.available[0].count: expected an integer in [0, 100000]"));
+    CHECK(has(read_error(R"({"gpus": [{"name": "A", "memory_gib": 16, "gpus_per_node": 4}], "zones": [{"name": "z-a"}, {"name": "z-b"}],
+                             "available": [{"gpu": "A", "zone": "z-a", "count": 60000}, {"gpu": "A", "zone": "z-b", "count": 60000}]})",
+                         cluster_of),
+              "$.available[1].count: the cluster offers more than 100000 GPUs"));
+}
+
+TEST_CASE("files: a directory, a missing file, a device are named as such") {
+    const auto dir = std::filesystem::temp_directory_path();
+    CHECK(has(error_of([&] { (void)io::parse_file(dir); }), "is a directory, not a JSON file"));
+    CHECK(has(error_of([&] { (void)io::parse_file(dir / "hetplan-no-such-file.json"); }), "cannot open file (it does not exist)"));
+    if (std::filesystem::exists("/dev/zero"))  // reading it used to take 6 GB
+        CHECK(has(error_of([] { (void)io::parse_file("/dev/zero"); }), "/dev/zero: is not a regular file"));
+}
+
+TEST_CASE("edit distance and the nearest name") {
+    CHECK(io::edit_distance("kitten", "sitting") == 3);
+    CHECK(io::edit_distance("", "abc") == 3);
+    const std::array<std::string_view, 3> known{"zero_stage", "recompute", "global_batch"};
+    CHECK(io::nearest_name("zero", known) == std::optional<std::string_view>("zero_stage"));
+    CHECK(io::nearest_name("recomput", known) == std::optional<std::string_view>("recompute"));
+    CHECK_FALSE(io::nearest_name("optimizer", known));
+}
