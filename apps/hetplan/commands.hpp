@@ -134,6 +134,9 @@ inline inputs load_inputs(const options& o) {
     in.data.job.check(o.job);
     if (o.profiles.empty()) in.data.profiles.enable_analytical({});
     else in.data.profiles = io::read_profiles_file(o.profiles);
+    in.data.profiles.check(o.profiles);
+    io::check_consistency(in.data.hw, in.data.model, in.data.job, in.data.profiles,
+                          {o.cluster, o.model, o.job, o.profiles.empty() ? "the profiles (no --profiles given)" : o.profiles});
     return in;
 }
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <climits>
 #include <fstream>
 
 #include "hetplan/io.hpp"
@@ -105,4 +106,54 @@ TEST_CASE("edit distance and the nearest name") {
     CHECK(io::nearest_name("zero", known) == std::optional<std::string_view>("zero_stage"));
     CHECK(io::nearest_name("recomput", known) == std::optional<std::string_view>("recompute"));
     CHECK_FALSE(io::nearest_name("optimizer", known));
+}
+
+TEST_CASE("inputs are checked against each other at load time, naming both files") {
+    const auto j = io::parse_text(R"({"gpus": [{"name": "A", "memory_gib": 16, "gpus_per_node": 4, "peak_tflops": {"fp32": 10}},
+                                                {"name": "P", "memory_gib": 16, "gpus_per_node": 4}],
+                                       "zones": [{"name": "z"}], "available": [{"gpu": "A", "zone": "z", "count": 4}]})",
+                                  "c.json");
+    cluster hw = io::read_cluster(io::cursor(j, "c.json"));
+    model_spec m;
+    m.name = "m";
+    m.sequence_length = 128;
+    m.layers.resize(3, layer_spec{"l", 1e6, 1e3, 1e3, 1e4, 1e9, {}});
+    job_spec job;
+    job.global_batch = 8;
+    job.sequence_length = 2048;
+    profile_table p;
+    const io::input_sources src{"c.json", "m.json", "j.json", "p.json"};
+    // Sequence 128 in the model, 2048 in the job: the header printed one, the numbers used the other.
+    CHECK(has(error_of([&] { io::check_consistency(hw, m, job, p, src); }),
+              "j.json: sequence_length: 2048, but m.json gives sequence_length 128"));
+    m.sequence_length = 2048;
+    // A profile for a GPU type the cluster lacks was ignored.
+    profile_curve c;
+    c.add_point(1, std::vector<layer_timing>(3, layer_timing{seconds{1e-3}, seconds{2e-3}, seconds{1e-4}}));
+    p.set_curve("H100", 1, c);
+    CHECK(has(error_of([&] { io::check_consistency(hw, m, job, p, src); }),
+              "p.json: profiles[gpu=H100, tp=1]: GPU type 'H100' is not in c.json (its types: A, P)"));
+    // A profile of 2 layers for a 3-layer model failed mid-search without a file name.
+    p = {};
+    profile_curve short_curve;
+    short_curve.add_point(1, std::vector<layer_timing>(2, layer_timing{seconds{1e-3}, seconds{2e-3}, seconds{1e-4}}));
+    p.set_curve("A", 1, short_curve);
+    CHECK(has(error_of([&] { io::check_consistency(hw, m, job, p, src); }), "p.json: profiles[gpu=A, tp=1]: 2 layers per point, but m.json's model 'm' has 3"));
+    p.set_curve("A", 1, c);
+    io::check_consistency(hw, m, job, p, src);  // consistent
+    // A GPU type only the analytical fallback can time needs a peak for the job's compute type.
+    hw.pool.set(gpu_type_id{1}, zone_id{0}, 4);
+    p.enable_analytical({});
+    CHECK(has(error_of([&] { io::check_consistency(hw, m, job, p, src); }), "c.json: gpus[name=P].peak_tflops: no peak for fp32"));
+}
+
+TEST_CASE("resource pool: counts that would overflow an int are refused") {
+    resource_pool pool(1, 1);
+    pool.set(gpu_type_id{0}, zone_id{0}, INT_MAX - 8);
+    CHECK(has(error_of([&] { pool.add(gpu_type_id{0}, zone_id{0}, 16); }), "more than an int holds"));
+    resource_pool two(1, 2);
+    two.set(gpu_type_id{0}, zone_id{0}, INT_MAX - 8);
+    two.set(gpu_type_id{0}, zone_id{1}, 16);
+    CHECK(has(error_of([&] { (void)two.total(); }), "more than an int holds"));
+    CHECK(has(error_of([&] { (void)two.total(gpu_type_id{0}); }), "more than an int holds"));
 }

@@ -2,7 +2,9 @@
 // How many GPUs of each type each zone offers: a quota or the current availability (Sailor §4:
 // "the maximum number of GPUs for each type and zone"). Dense, so that searches can copy and
 // key on it cheaply.
+#include <climits>
 #include <numeric>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
@@ -25,14 +27,23 @@ public:
         if (count < 0) throw input_error("resource pool: negative GPU count " + std::to_string(count));
         counts_.at(index(g, z)) = count;
     }
-    void add(gpu_type_id g, zone_id z, int count) { set(g, z, available(g, z) + count); }
+    void add(gpu_type_id g, zone_id z, int count) {
+        const long long sum = static_cast<long long>(available(g, z)) + count;  // no int overflow
+        if (sum > INT_MAX) throw input_error("resource pool: " + std::to_string(sum) + " GPUs of one type in one zone, more than an int holds");
+        set(g, z, static_cast<int>(sum));
+    }
 
     [[nodiscard]] int total(gpu_type_id g) const {
-        int t = 0;
+        long long t = 0;
         for (std::size_t z = 0; z < zones_; ++z) t += counts_[index(g, zone_id{z})];
-        return t;
+        if (t > INT_MAX) throw input_error("resource pool: " + std::to_string(t) + " GPUs of one type, more than an int holds");
+        return static_cast<int>(t);
     }
-    [[nodiscard]] int total() const { return std::accumulate(counts_.begin(), counts_.end(), 0); }
+    [[nodiscard]] int total() const {
+        const long long t = std::accumulate(counts_.begin(), counts_.end(), 0LL);
+        if (t > INT_MAX) throw input_error("resource pool: " + std::to_string(t) + " GPUs in all, more than an int holds");
+        return static_cast<int>(t);
+    }
 
     friend bool operator==(const resource_pool&, const resource_pool&) = default;
 

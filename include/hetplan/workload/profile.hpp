@@ -172,6 +172,8 @@ public:
     }
 
     [[nodiscard]] std::size_t size() const { return curves_.size(); }
+    /// Every curve, keyed by (GPU type name, TP degree), in key order.
+    [[nodiscard]] const std::map<std::pair<std::string, int>, profile_curve>& curves() const { return curves_; }
 
 private:
     std::map<std::pair<std::string, int>, profile_curve> curves_;
