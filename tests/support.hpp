@@ -2,10 +2,21 @@
 // Small hand-made inputs shared by the unit tests. Numbers are chosen so that every expected
 // value in the tests can be worked out by hand (see each test's comment).
 #include <cstdint>
+#include <string>
 
 #include "hetplan/hetplan.hpp"
 
 namespace hetplan::test {
+
+/// The message of the input_error `f` throws, or "no error" (bad-input tests).
+inline std::string error_of(auto&& f) {
+    try {
+        f();
+    } catch (const input_error& e) {
+        return e.what();
+    }
+    return "no error";
+}
 
 /// Two GPU types (fast "A", slow "B"), two zones of one region, a 1 GB/s zero-latency network.
 struct small_world {

@@ -53,10 +53,9 @@ std::size_t count(F&& f) {
 TEST_CASE("stage DP: no allocation per instance once warm (built, bounded, solved)") {
     const auto in = fixtures::default_planning_example();  // GPT-Neo-2.7 on 32 A100 + 96 V100
     const problem pb = in.as_problem();
-    const h1_tp_within_node h1{};
-    const cell_set cells = h6_merge_zones{}(make_cells(pb.hw, pb.pool(), [&](gpu_type_id g) { return !h1(pb, g).empty(); }));
-    std::vector<std::vector<int>> tps;
-    for (auto g : cells.types) tps.push_back(h1(pb, g));
+    const sailor_domain d = make_sailor_domain(pb, h6_merge_zones{}, h1_tp_within_node{});  // Sailor's cells and TP degrees
+    const cell_set& cells = d.cells;
+    const auto& tps = d.tps;
     const prune::all pruners{h2_memory_fit<>{}, h5_one_region{}};
     pruners.begin(pb);
     stage_dp<> dp;
@@ -92,10 +91,9 @@ TEST_CASE("stage DP: no allocation per instance once warm (built, bounded, solve
 TEST_CASE("pattern search: no allocation per instance once warm (built, bounded, solved)") {
     const auto in = fixtures::default_planning_example();  // GPT-Neo-2.7 on 32 A100 + 96 V100
     const problem pb = in.as_problem();
-    const h1_tp_within_node h1{};
-    const cell_set cells = h6_merge_zones{}(make_cells(pb.hw, pb.pool(), [&](gpu_type_id g) { return !h1(pb, g).empty(); }));
-    std::vector<std::vector<int>> tps;
-    for (auto g : cells.types) tps.push_back(h1(pb, g));
+    const sailor_domain d = make_sailor_domain(pb, h6_merge_zones{}, h1_tp_within_node{});  // Sailor's cells and TP degrees
+    const cell_set& cells = d.cells;
+    const auto& tps = d.tps;
     const prune::all pruners{h2_memory_fit<>{}, h5_one_region{}};
     pruners.begin(pb);
     pattern_search<> ps;

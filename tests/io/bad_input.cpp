@@ -2,19 +2,13 @@
 // and what is wrong.
 #include <doctest/doctest.h>
 
+#include "../support.hpp"
 #include "hetplan/io.hpp"
 
 using namespace hetplan;
 
 namespace {
-std::string error_of(auto&& f) {
-    try {
-        f();
-    } catch (const input_error& e) {
-        return e.what();
-    }
-    return "no error";
-}
+using test::error_of;
 cluster cluster_from(const std::string& text) {
     const auto j = io::parse_text(text, "c.json");
     return io::read_cluster(io::cursor(j, "c.json"));

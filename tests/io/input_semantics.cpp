@@ -6,19 +6,13 @@
 #include <climits>
 #include <fstream>
 
+#include "../support.hpp"
 #include "hetplan/io.hpp"
 
 using namespace hetplan;
 
 namespace {
-std::string error_of(auto&& f) {
-    try {
-        f();
-    } catch (const input_error& e) {
-        return e.what();
-    }
-    return "no error";
-}
+using test::error_of;
 template <class Read>
 std::string read_error(const std::string& text, Read read) {
     return error_of([&] {

@@ -252,10 +252,9 @@ TEST_CASE("instance floors with the pooled sum never exceed the instance's optim
         CAPTURE(seed);
         const pool_world w(seed, 3, 1);
         const problem pb = w.pb();
-        const h1_tp_within_node h1{};
-        const cell_set cells = h6_merge_zones{}(make_cells(pb.hw, pb.pool(), [&](gpu_type_id g) { return !h1(pb, g).empty(); }));
-        std::vector<std::vector<int>> tps;
-        for (auto g : cells.types) tps.push_back(h1(pb, g));
+        const sailor_domain d = make_sailor_domain(pb, h6_merge_zones{}, h1_tp_within_node{});  // Sailor's cells and TP degrees
+        const cell_set& cells = d.cells;
+        const auto& tps = d.tps;
         const prune::all pruners{h2_memory_fit<>{}, h5_one_region{}};
         pruners.begin(pb);
         pattern_search<> ps;
