@@ -12,9 +12,13 @@ packages=(
   nlohmann-json3-dev
 )
 # Optional extras, asked for by name: chromium (and python3 to read its PNG) for the SVG
-# screenshot test.
+# screenshot test; Clang for the fuzz targets.
 if [[ "${HETPLAN_WITH_BROWSER:-0}" == 1 ]]; then
   packages+=(chromium python3)
+fi
+# Clang 14 and libFuzzer for the fuzz preset (cmake --preset fuzz).
+if [[ "${HETPLAN_WITH_FUZZ:-0}" == 1 ]]; then
+  packages+=(clang-14 libclang-rt-14-dev)
 fi
 
 missing=()

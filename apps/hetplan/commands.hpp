@@ -14,6 +14,8 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+
+#include <unistd.h>  // isatty
 #include <vector>
 
 #include "hetplan/fixtures/example.hpp"
@@ -29,15 +31,16 @@ inline constexpr const char* usage_text =
     "usage:\n"
     "  hetplan plan     [INPUT] [--planner sailor|zorse|cephalo] [--objective throughput|cost]\n"
     "                   [--max-cost USD] [--min-throughput IT_PER_S] [--top K] [--json OUT] [--svg OUT]\n"
-    "                   [--timing on|off]\n"
+    "                   [--deadline S] [--timing on|off]\n"
     "  hetplan simulate [INPUT] [--plan PLAN.json] [--planner NAME] [--json OUT] [--svg OUT]\n"
-    "  hetplan compare  [INPUT] [--planners a,b,...] [--objective ...] [--json OUT] [--timing on|off]\n"
+    "  hetplan compare  [INPUT] [--planners a,b,...] [--objective ...] [--deadline S] [--json OUT] [--timing on|off]\n"
     "  hetplan list\n"
     "--json writes the same bytes for the same input; --timing on adds each search's elapsed_s.\n"
     "INPUT: --cluster C.json --model M.json --job J.json [--profiles P.json] (docs/formats.md); with none,\n"
     "  plan and compare use the built-in GPT-Neo-2.7 on 32 A100-40 + 96 V100-16 over two zones, and\n"
     "  simulate uses the built-in OPT-350 example plan (or, with --plan only, the GPT-Neo cluster).\n"
-    "Ctrl-C during a search stops it and prints the best plan found so far.\n";
+    "Ctrl-C during a search, or its --deadline (seconds, per planner), stops it and prints the best plan\n"
+    "  found so far.\n";
 
 /// Options of every subcommand, parsed once; each subcommand rejects what it does not take.
 struct options {
@@ -48,6 +51,7 @@ struct options {
     std::optional<usd> max_cost;
     std::optional<double> min_throughput;
     std::size_t top = 1;
+    std::optional<double> deadline_s;  ///< per search
     bool timing = false;  ///< elapsed_s in the JSON (which then differs run to run)
     std::vector<std::string> given;  ///< option names seen
 };
@@ -101,6 +105,10 @@ inline options parse(const std::vector<std::string>& args, const std::vector<std
             const double d = parse_number(a, v);
             if (!(d > 0)) throw input_error("option --min-throughput: must be > 0 iterations per second");
             o.min_throughput = d;
+        } else if (a == "--deadline") {
+            const double d = parse_number(a, v);
+            if (!(d > 0 && d <= 86400)) throw input_error("option --deadline: must be > 0 and at most 86400 seconds");
+            o.deadline_s = d;
         } else if (a == "--top") {
             const double d = parse_number(a, v);
             if (!(d >= 1 && d <= 1000 && d == std::floor(d))) throw input_error("option --top: must be a whole number from 1 to 1000");
@@ -117,27 +125,40 @@ struct inputs {
     [[nodiscard]] problem pb() const { return data.as_problem(); }
 };
 
-inline inputs load_inputs(const options& o) {
+/// The input files' parsed JSON: load_inputs reads them; the fuzz targets hand them in.
+struct parsed_inputs {
+    io::json cluster, model, job;
+    std::optional<io::json> profiles;  ///< none: layer times are analytical
+};
+
+/// Reads, checks and cross-checks the inputs; errors name `src`'s file names.
+inline inputs load_parsed(const parsed_inputs& p, const io::input_sources& src) {
     inputs in;
+    in.builtin = false;
+    in.data.hw = io::read_cluster(io::cursor(p.cluster, src.cluster));
+    in.data.model = io::read_model(io::cursor(p.model, src.model));
+    in.data.model.check(src.model);
+    in.data.job = io::read_job(io::cursor(p.job, src.job));
+    in.data.job.check(src.job);
+    if (!p.profiles) in.data.profiles.enable_analytical({});
+    else io::read_profiles(io::cursor(*p.profiles, src.profiles), in.data.profiles);
+    in.data.profiles.check(src.profiles);
+    io::check_consistency(in.data.hw, in.data.model, in.data.job, in.data.profiles, src);
+    return in;
+}
+
+inline inputs load_inputs(const options& o) {
     const bool any = !o.cluster.empty() || !o.model.empty() || !o.job.empty() || !o.profiles.empty();
     if (!any) {
+        inputs in;
         in.data = fixtures::default_planning_example();
         return in;
     }
     if (o.cluster.empty() || o.model.empty() || o.job.empty())
         throw input_error("input files: give all of --cluster, --model and --job (and --profiles, else layer times are analytical)");
-    in.builtin = false;
-    in.data.hw = io::read_cluster_file(o.cluster);
-    in.data.model = io::read_model_file(o.model);
-    in.data.model.check(o.model);
-    in.data.job = io::read_job_file(o.job);
-    in.data.job.check(o.job);
-    if (o.profiles.empty()) in.data.profiles.enable_analytical({});
-    else in.data.profiles = io::read_profiles_file(o.profiles);
-    in.data.profiles.check(o.profiles);
-    io::check_consistency(in.data.hw, in.data.model, in.data.job, in.data.profiles,
-                          {o.cluster, o.model, o.job, o.profiles.empty() ? "the profiles (no --profiles given)" : o.profiles});
-    return in;
+    parsed_inputs p{io::parse_file(o.cluster), io::parse_file(o.model), io::parse_file(o.job), std::nullopt};
+    if (!o.profiles.empty()) p.profiles = io::parse_file(o.profiles);
+    return load_parsed(p, {o.cluster, o.model, o.job, o.profiles.empty() ? "the profiles (no --profiles given)" : o.profiles});
 }
 
 inline void write_file(const std::string& path, const std::string& text) {
@@ -162,10 +183,13 @@ extern "C" inline void on_sigint(int) {
 }
 
 /// Once a search has run for a second, shows on stderr how long, how many candidates it has
-/// priced and the best so far (from the planner's progress callback), four times a second.
+/// priced and the best so far (from the planner's progress callback): on a terminal one line
+/// redrawn four times a second; otherwise (a log file, a pipe) a line after 1, 3, 7, 15 ... s,
+/// so a long search leaves a few lines, not thousands of carriage returns.
 class progress_line {
 public:
-    explicit progress_line(std::string what) : what_(std::move(what)), t0_(std::chrono::steady_clock::now()), th_([this] { loop(); }) {}
+    explicit progress_line(std::string what, bool terminal = ::isatty(::fileno(stderr)) == 1)
+        : what_(std::move(what)), terminal_(terminal), t0_(std::chrono::steady_clock::now()), th_([this] { loop(); }) {}
     ~progress_line() {
         {
             std::lock_guard<std::mutex> l(m_);
@@ -187,18 +211,22 @@ public:
 private:
     void loop() {
         std::unique_lock<std::mutex> l(m_);
-        if (cv_.wait_for(l, std::chrono::seconds(1), [this] { return done_; })) return;
+        std::chrono::milliseconds wait{1000};
+        if (cv_.wait_for(l, wait, [this] { return done_; })) return;
         do {
             const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
             const double best = best_.load(std::memory_order_relaxed);
-            std::fprintf(stderr, "\r%s: %.1f s, %zu candidates, best %s %s (Ctrl-C: stop, keep the best)", what_.c_str(), s,
+            std::fprintf(stderr, "%s%s: %.1f s, %zu candidates, best %s %s%s", terminal_ ? "\r" : "", what_.c_str(), s,
                          candidates_.load(std::memory_order_relaxed), std::isfinite(best) ? std::to_string(best).c_str() : "none yet",
-                         std::isfinite(best) ? unit_.load(std::memory_order_relaxed) : "");
+                         std::isfinite(best) ? unit_.load(std::memory_order_relaxed) : "", terminal_ ? " (Ctrl-C: stop, keep the best)" : "\n");
             std::fflush(stderr);
-            shown_ = true;
-        } while (!cv_.wait_for(l, std::chrono::milliseconds(250), [this] { return done_; }));
+            shown_ = terminal_;
+            wait = terminal_ ? std::chrono::milliseconds(250) : std::chrono::milliseconds(1000) * (1 << std::min(++lines_, 12));
+        } while (!cv_.wait_for(l, wait, [this] { return done_; }));
     }
     std::string what_;
+    bool terminal_;
+    int lines_ = 0;
     std::chrono::steady_clock::time_point t0_;
     std::atomic<std::size_t> candidates_{0};
     std::atomic<double> best_{std::numeric_limits<double>::infinity()};
@@ -216,6 +244,8 @@ inline plan_result run_planner(any_planner& p, const problem& pb, const options&
     req.limits.min_throughput = o.min_throughput;
     req.top = top;
     req.stop.token = interrupt_source().get_token();
+    if (o.deadline_s)
+        req.stop.deadline = stop_condition::clock::now() + std::chrono::duration_cast<stop_condition::clock::duration>(std::chrono::duration<double>(*o.deadline_s));
     auto prev = std::signal(SIGINT, on_sigint);
     plan_result out;
     {
@@ -225,6 +255,7 @@ inline plan_result run_planner(any_planner& p, const problem& pb, const options&
     }
     std::signal(SIGINT, prev);
     if (interrupted().load()) out.notes.push_back("stopped by Ctrl-C: the best plan found so far");
+    else if (out.stopped && o.deadline_s) out.notes.push_back("stopped at the --deadline: the best plan found so far");
     return out;
 }
 
@@ -245,7 +276,7 @@ inline void print_notes(std::FILE* out, const std::vector<std::string>& notes) {
 
 inline int plan_command(const std::vector<std::string>& args) {
     const auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--planner", "--objective", "--max-cost", "--min-throughput",
-                                "--top", "--json", "--svg", "--timing"});
+                                "--top", "--json", "--svg", "--timing", "--deadline"});
     const auto in = load_inputs(o);
     const problem pb = in.pb();
     any_planner p = planner_named(o.planner);
@@ -320,7 +351,7 @@ inline int simulate_command(const std::vector<std::string>& args) {
 }
 
 inline int compare_command(const std::vector<std::string>& args) {
-    auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--planners", "--objective", "--max-cost", "--min-throughput", "--json", "--timing"});
+    auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--planners", "--objective", "--max-cost", "--min-throughput", "--json", "--timing", "--deadline"});
     if (o.planners.empty())
         for (const auto& p : builtin_planners()) o.planners.push_back(p.name());
     const auto in = load_inputs(o);

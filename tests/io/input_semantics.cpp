@@ -7,7 +7,10 @@
 #include <fstream>
 
 #include "../support.hpp"
+#include "hetplan/fixtures/example.hpp"
+#include "hetplan/fixtures/gpus.hpp"
 #include "hetplan/io.hpp"
+#include "hetplan/planners/registry.hpp"
 
 using namespace hetplan;
 
@@ -26,6 +29,13 @@ bool has(const std::string& msg, const std::string& part) {
     return false;
 }
 const std::string gpus = R"("gpus": [{"name": "A", "memory_gib": 16, "gpus_per_node": 4}], "zones": [{"name": "z-a"}])";
+std::string all_notes(const plan_result& r) {
+    std::string all;
+    for (const auto& n : r.notes) all += n + "\n";
+    return all;
+}
+std::string gpu_with(const std::string& fields) { return R"({"gpus": [{"name": "A", "gpus_per_node": 4, )" + fields + R"(}], "zones": [{"name": "z-a"}]})"; }
+std::string layer_with(const std::string& fields) { return R"({"name": "m", "layers": [{"params": 1, "act_output_elems": 1, "act_mem_elems": 1, )" + fields + "}]}"; }
 auto cluster_of = [](const io::cursor& c) { return io::read_cluster(c); };
 auto job_of = [](const io::cursor& c) { return io::read_job(c); };
 auto model_of = [](const io::cursor& c) { return io::read_model(c); };
@@ -150,4 +160,81 @@ TEST_CASE("resource pool: counts that would overflow an int are refused") {
     two.set(gpu_type_id{0}, zone_id{1}, 16);
     CHECK(has(error_of([&] { (void)two.total(); }), "more than an int holds"));
     CHECK(has(error_of([&] { (void)two.total(gpu_type_id{0}); }), "more than an int holds"));
+}
+
+// Limits and planning-time errors: numbers beyond core/limits.hpp are refused with the file and
+// field (1e308 GiB overflowed to inf before and was planned); what can only go wrong while
+// planning is said in a note that names the cluster's fields, not by an internal error.
+TEST_CASE("numbers beyond the documented limits are refused, naming the file and field") {
+    CHECK(has(read_error(gpu_with(R"("memory_gib": 1e308)"), cluster_of), "f.json: $.gpus[0].memory_gib: 1e+308 is beyond the limit"));
+    CHECK(has(read_error(gpu_with(R"("memory_bytes": 1e300)"), cluster_of), "$.gpus[0].memory_bytes: 1e+300 is beyond the limit 1e+15"));
+    CHECK(has(read_error(gpu_with(R"("memory_gib": 16, "peak_tflops": {"fp16": 1e300})"), cluster_of), "$.gpus[0].peak_tflops.fp16: 1e+300 is beyond"));
+    CHECK(has(read_error(gpu_with(R"("memory_gib": 16, "price_per_hour": 1e300)"), cluster_of), "$.gpus[0].price_per_hour"));
+    CHECK(has(read_error(R"({"gpus": [], "zones": [], "network": {"default": {"bandwidth_gbit_s": 1e300}}})", cluster_of),
+               "$.network.default.bandwidth_gbit_s: 1e+300 is beyond"));
+    CHECK(has(read_error(R"({"gpus": [], "zones": [], "network": {"default": {"bandwidth_gbit_s": 1, "latency_s": -1}}})", cluster_of),
+               "$.network.default.latency_s: must be >= 0"));
+    std::string zones = R"({"gpus": [], "zones": [)";
+    for (int z = 0; z <= limits::max_zones; ++z) zones += (z ? ", " : "") + std::string(R"({"name": "z)") + std::to_string(z) + R"("})";
+    CHECK(has(read_error(zones + "]}", cluster_of), "$.zones[1000]: more than 1000 zones"));
+
+    CHECK(has(read_error(layer_with(R"("flops_fwd": 1e300)"), model_of), "$.layers[0].flops_fwd: 1e+300 is beyond the limit 1e+21"));
+    CHECK(has(read_error(R"({"name": "m", "layers": [{"params": 1e300, "act_output_elems": 1, "act_mem_elems": 1}]})", model_of),
+               "$.layers[0].params: 1e+300 is beyond"));
+    CHECK(has(read_error(layer_with(R"("repeat": 100000)"), model_of), "$.layers[0].repeat: expected an integer in [1, 10000]"));
+    CHECK(has(read_error(R"({"name": "m", "layers": [{"params": 1, "act_output_elems": 1, "act_mem_elems": 1, "repeat": 6000},
+                                                         {"params": 1, "act_output_elems": 1, "act_mem_elems": 1, "repeat": 6000}]})",
+                             model_of),
+               "$.layers[1]: the model would have more than 10000 layers"));
+    CHECK(has(read_error(R"({"transformer": {"layers": 2, "hidden": 4194304, "heads": 1, "vocab": 10, "sequence": 8}})", model_of),
+               "$.transformer.hidden: expected an integer in [1, 1048576]"));
+    // The issue's hang: a global batch of 2^31 - 1.
+    CHECK(has(read_error(R"({"global_batch": 2147483647, "sequence_length": 16})", job_of), "$.global_batch: expected an integer in [1, 16777216]"));
+
+    // Specs built in code are held to the same limits by their check().
+    model_spec m = fixtures::tiny_gpt();
+    m.layers[1].act_mem_elems = 1e300;
+    CHECK(has(error_of([&] { m.check("mine"); }), "mine: layers[1].act_mem_elems: must be finite, >= 0 and at most"));
+    job_spec j;
+    j.global_batch = limits::max_global_batch + 1;
+    CHECK(has(error_of([&] { j.check("mine"); }), "mine: global_batch: must be in [1, 16777216]"));
+}
+
+TEST_CASE("inputs no planner could time are refused at load time, naming both files") {
+    fixtures::planning_example ex = fixtures::default_planning_example();
+    for (auto& l : ex.model.layers) l.flops_fwd = 0;
+    CHECK(has(error_of([&] { io::check_consistency(ex.hw, ex.model, ex.job, ex.profiles, {"c.json", "m.json", "j.json", "p.json"}); }),
+               "m.json: layers[*].flops_fwd: all 0, but A100-40 has no profile in p.json"));
+    profile_table zero;
+    profile_curve c;
+    c.add_point(1, std::vector<layer_timing>(ex.model.layers.size()));
+    zero.set_curve("A100-40", 1, c);
+    ex = fixtures::default_planning_example();
+    CHECK(has(error_of([&] { io::check_consistency(ex.hw, ex.model, ex.job, zero, {"c.json", "m.json", "j.json", "p.json"}); }),
+               "p.json: profiles[gpu=A100-40, tp=1].points: every forward and backward time is 0"));
+}
+
+TEST_CASE("a missing link or a batch past Cephalo's DP is a note naming the fields, not an internal error") {
+    cluster hw;
+    const gpu_type_id a = hw.add_gpu(fixtures::a100_40(), 4);
+    const zone_id z = hw.add_zone("z-a");
+    hw.pool.set(a, z, 8);  // no network section at all
+    const model_spec model = fixtures::tiny_gpt();
+    job_spec job;
+    job.global_batch = 16;
+    job.sequence_length = 128;
+    profile_table profiles;
+    profiles.enable_analytical({});
+    const problem pb{hw, model, job, profiles};
+    for (const char* name : {"zorse", "cephalo"}) {
+        INFO(name);
+        const plan_result r = planner_named(name).plan(pb, planning_request{});
+        CHECK(r.plans.empty());
+        CHECK(has(all_notes(r), "the cluster's network has no link from A100-40 x1 in z-a to A100-40 x1 in z-a (add network.default"));
+    }
+    hw.network.set_default(alpha_beta_link{seconds{1e-5}, gigabits_per_second(100)});
+    job.global_batch = 70'000;
+    const plan_result r = planner_named("cephalo").plan(pb, planning_request{});
+    CHECK(r.plans.empty());
+    CHECK(has(all_notes(r), "global batch 70000: Cephalo's batch DP (Eq. 4) takes at most 65535"));
 }

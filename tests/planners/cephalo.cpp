@@ -1,6 +1,7 @@
 // Cephalo's models and optimizer (Cephalo §2.3-2.4, §3.3) on small hand-made inputs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -403,11 +404,16 @@ TEST_CASE("cephalo planner: bad or empty inputs give a clear answer, never a cra
     const auto r0 = test::cephalo_run(none.pb(), opt);
     CHECK_FALSE(r0.pl);
     CHECK(has_note(r0, "no GPU in the pool"));
-    // Fewer samples than GPUs: every GPU needs one (Eq. 4's l >= 1).
+    // Fewer samples than GPUs: every GPU of Eq. 4 needs one (l >= 1), so the slowest are left
+    // out, with a note (issue 16: no plan at all before).
     fsdp_world crowded(2, 2, 3);
     const auto r1 = test::cephalo_run(crowded.pb(), opt);
-    CHECK_FALSE(r1.pl);
-    CHECK(has_note(r1, "every GPU needs at least one sample"));
+    REQUIRE(r1.pl);
+    const auto& kept = r1.pl->pipelines[0].stages[0].workers;
+    CHECK(kept.size() == 3);
+    CHECK(std::count_if(kept.begin(), kept.end(), [&](const worker_group& w) { return w.gpu == crowded.hw.gpu_id("F"); }) == 2);
+    CHECK(has_note(r1, "global batch 3 < 4 GPUs"));
+    CHECK(has_note(r1, "1 of them, the slowest per sample, are left out"));
     // A GPU type whose compute memory alone exceeds 80% of it is left out, with a note.
     opt.compute_memory = compute_memory_fit{gigabytes(10), gigabytes(0.5)};  // > 9.6 GB usable on S
     const auto r2 = test::cephalo_run(fsdp_world(2, 2, 16).pb(), opt);

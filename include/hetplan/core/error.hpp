@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "hetplan/core/endpoint.hpp"
+
 namespace hetplan {
 
 /// Base of every exception hetplan throws on purpose.
@@ -45,9 +47,15 @@ public:
 
 /// The network has no link between two endpoints a plan would use. Searches treat the
 /// placement as unusable (skipped, with a note) rather than failing the whole search.
+/// No link between two endpoints: which ones, so a caller can name them.
 class missing_link : public model_error {
 public:
-    using model_error::model_error;
+    missing_link(const std::string& what, endpoint from, endpoint to) : model_error(what), from_(from), to_(to) {}
+    [[nodiscard]] endpoint from() const { return from_; }
+    [[nodiscard]] endpoint to() const { return to_; }
+
+private:
+    endpoint from_, to_;
 };
 
 }  // namespace hetplan

@@ -26,6 +26,13 @@ struct cluster {
     [[nodiscard]] const zone_spec& zone(zone_id z) const { return zones.at(z.index()); }
     [[nodiscard]] region_id region_of(zone_id z) const { return zone(z).region; }
     [[nodiscard]] int gpus_per_node(gpu_type_id g) const { return nodes.at(g.index()).gpus_per_node; }
+    /// "A100-40 x4 in us-central1-a": an endpoint as a user names it.
+    [[nodiscard]] std::string describe(endpoint e) const { return gpu(e.gpu).type_name + " x" + std::to_string(e.gpus) + " in " + zone(e.zone).name; }
+    /// What to tell a user about a missing link: both endpoints and the fields that add one.
+    [[nodiscard]] std::string describe(const missing_link& m) const {
+        return "the cluster's network has no link from " + describe(m.from()) + " to " + describe(m.to()) +
+               " (add network.default, a network.zone_pairs or a network.links entry; docs/formats.md)";
+    }
 
     [[nodiscard]] std::optional<gpu_type_id> find_gpu(std::string_view name) const {
         for (std::size_t i = 0; i < gpus.size(); ++i)

@@ -47,7 +47,7 @@ public:
         throw missing_link("network: no link from (zone " + std::to_string(from.zone.value) + ", GPU type " +
                           std::to_string(from.gpu.value) + ", " + std::to_string(from.gpus) +
                           " GPUs) to (zone " + std::to_string(to.zone.value) + ", GPU type " +
-                          std::to_string(to.gpu.value) + ", " + std::to_string(to.gpus) + " GPUs)");
+                          std::to_string(to.gpu.value) + ", " + std::to_string(to.gpus) + " GPUs)", from, to);
     }
     [[nodiscard]] const Link* intra_node(gpu_type_id gpu, int gpus) const {
         auto it = intra_.find((std::uint32_t{gpu.value} << 8) | std::uint32_t(gpus & 0xff));

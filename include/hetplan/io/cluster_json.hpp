@@ -36,28 +36,26 @@ inline gpu_spec read_gpu(const cursor& c) {
     gpu_spec g;
     g.type_name = c["name"].string();
     if (g.type_name.empty()) c["name"].fail("GPU name is empty");
-    if (auto b = c.find("memory_bytes")) g.memory_capacity = bytes{b->positive()};
-    else g.memory_capacity = gibibytes(c["memory_gib"].positive());
-    g.price = usd_per_hour{number_or(c, "price_per_hour", 0.0)};
-    if (g.price.value < 0) c["price_per_hour"].fail("must be >= 0");
+    if (auto b = c.find("memory_bytes")) g.memory_capacity = bytes{b->positive(limits::max_gpu_memory_bytes)};
+    else g.memory_capacity = gibibytes(c["memory_gib"].positive(limits::max_gpu_memory_bytes / 1073741824.0));
+    if (auto p = c.find("price_per_hour")) g.price = usd_per_hour{p->non_negative(limits::max_usd_per_hour)};
     if (auto v = c.find("vendor")) g.vendor = v->string();
     if (auto peaks = c.find("peak_tflops"))
         peaks->for_each_member([&](const std::string& key, const cursor& v) {
             auto t = parse_dtype(key);
             if (!t) v.fail("unknown dtype '" + key + "'");
-            g.with_peak(*t, teraflops(v.non_negative()));
+            g.with_peak(*t, teraflops(v.non_negative(limits::max_peak_flops / 1e12)));
         });
     return g;
 }
 
 inline endpoint read_endpoint(const cluster& hw, const cursor& c) {
     c.known_fields({"zone", "gpu", "gpus"});
-    return {zone_ref(hw, c["zone"]), gpu_ref(hw, c["gpu"]), c["gpus"].integer(1, 255)};
+    return {zone_ref(hw, c["zone"]), gpu_ref(hw, c["gpu"]), c["gpus"].integer(1, limits::max_gpus_per_node)};
 }
 
-/// The most GPUs a cluster file may offer (docs/reliability.md, input limits): several times
-/// the largest training fleets, and far from int overflow in any count or sum.
-inline constexpr int max_cluster_gpus = 100'000;
+/// The most GPUs a cluster file may offer (core/limits.hpp).
+inline constexpr int max_cluster_gpus = limits::max_gpus;
 
 inline cluster read_cluster(const cursor& root) {
     root.known_fields({"gpus", "zones", "available", "network"});
@@ -65,10 +63,14 @@ inline cluster read_cluster(const cursor& root) {
     root["gpus"].for_each_item([&](const cursor& c) {
         gpu_spec g = read_gpu(c);
         if (hw.find_gpu(g.type_name)) c["name"].fail("duplicate GPU type '" + g.type_name + "'");
-        hw.add_gpu(std::move(g), c["gpus_per_node"].integer(1, 255));
+        if (hw.gpus.size() >= std::size_t{limits::max_gpu_types})
+            c.fail("more than " + std::to_string(limits::max_gpu_types) + " GPU types (docs/formats.md, limits)");
+        hw.add_gpu(std::move(g), c["gpus_per_node"].integer(1, limits::max_gpus_per_node));
     });
     root["zones"].for_each_item([&](const cursor& c) {
         c.known_fields({"name", "region"});
+        if (hw.zones.size() >= std::size_t{limits::max_zones})
+            c.fail("more than " + std::to_string(limits::max_zones) + " zones (docs/formats.md, limits)");
         const std::string name = c["name"].string();
         if (hw.find_zone(name)) c["name"].fail("duplicate zone '" + name + "'");
         auto r = c.find("region");
@@ -107,7 +109,7 @@ inline cluster read_cluster(const cursor& root) {
         if (auto eg = net->find("egress_usd_per_gb"))
             eg->for_each_item([&](const cursor& c) {
                 c.known_fields({"from", "to", "price"});
-                hw.network.set_egress_price(zone_ref(hw, c["from"]), zone_ref(hw, c["to"]), usd_per_gigabyte(c["price"].non_negative()));
+                hw.network.set_egress_price(zone_ref(hw, c["from"]), zone_ref(hw, c["to"]), usd_per_gigabyte(c["price"].non_negative(limits::max_usd_per_gb)));
             });
     }
     return hw;

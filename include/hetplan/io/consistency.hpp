@@ -37,6 +37,11 @@ inline void check_consistency(const cluster& hw, const model_spec& m, const job_
         if (layers != m.layers.size())
             throw input_error(src.profiles, where, std::to_string(layers) + " layers per point, but " + src.model + "'s model '" + m.name + "' has " +
                                                        std::to_string(m.layers.size()));
+        // A model that takes no time is no model: the planners divide by its speed.
+        double total = 0;
+        for (const auto& pt : curve.points)
+            for (const layer_timing& t : pt) total += t.fwd_bwd().value;
+        if (!(total > 0)) throw input_error(src.profiles, where + ".points", "every forward and backward time is 0");
     }
     // GPU types in the pool that only the analytical fallback can time need a peak for the job's
     // compute type (else the first planner to ask fails mid-search).
@@ -44,6 +49,9 @@ inline void check_consistency(const cluster& hw, const model_spec& m, const job_
         for (std::size_t g = 0; g < hw.gpus.size(); ++g) {
             const gpu_spec& spec = hw.gpus[g];
             if (hw.pool.total(gpu_type_id{g}) == 0 || !p.tp_degrees(spec.type_name).empty()) continue;
+            if (!(m.total_flops_fwd() > 0))
+                throw input_error(src.model, "layers[*].flops_fwd", "all 0, but " + spec.type_name + " has no profile in " + src.profiles +
+                                                                      ", so its layer times come from FLOPs: give the FLOPs or a profile");
             if (!(spec.peak_flops(j.compute_dtype()).value > 0))
                 throw input_error(src.cluster, "gpus[name=" + spec.type_name + "].peak_tflops",
                                   "no peak for " + std::string(to_string(j.compute_dtype())) + " (" + src.job + " asks for " +

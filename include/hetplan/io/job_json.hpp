@@ -35,8 +35,8 @@ inline json write_memory_options(const memory_options& m) {
 inline job_spec read_job(const cursor& root) {
     root.known_fields({"global_batch", "sequence_length", "precision", "optimizer"}, memory_option_fields);
     job_spec j;
-    j.global_batch = root["global_batch"].integer(1);
-    j.sequence_length = root["sequence_length"].integer(1);
+    j.global_batch = root["global_batch"].integer(1, limits::max_global_batch);
+    j.sequence_length = root["sequence_length"].integer(1, limits::max_sequence);
     if (auto p = root.find("precision")) {
         const std::string s = p->string();
         if (s == "fp32") j.prec = precision::fp32;

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hetplan/core/error.hpp"
+#include "hetplan/core/limits.hpp"
 
 namespace hetplan::io {
 
@@ -199,6 +200,14 @@ public:
         if (!(v >= 0)) fail("must be >= 0, got " + std::to_string(v));
         return v;
     }
+    /// The same, at most `max` (a limit of core/limits.hpp, so that no unit overflows).
+    [[nodiscard]] double positive(double max) const { return at_most(positive(), max); }
+    [[nodiscard]] double non_negative(double max) const { return at_most(non_negative(), max); }
+    /// A number of magnitude at most `max` (fits, whose terms may be negative).
+    [[nodiscard]] double bounded(double max) const {
+        const double v = number();
+        return v < 0 ? -at_most(-v, max) : at_most(v, max);
+    }
     [[nodiscard]] int integer(int min = INT_MIN, int max = INT_MAX) const {
         const double v = number();
         if (v != std::floor(v) || v < min || v > max)
@@ -253,6 +262,14 @@ public:
     }
 
 private:
+    [[nodiscard]] double at_most(double v, double max) const {
+        if (v > max) {
+            std::ostringstream m;
+            m << v << " is beyond the limit " << max << " (docs/formats.md, limits)";
+            fail(m.str());
+        }
+        return v;
+    }
     const json* j_;
     std::string source_, path_;
 };

@@ -18,15 +18,15 @@ inline builtin_link read_link(const cursor& c) {
             c.known_fields({"polynomial_gb_s", "max_bytes_per_s", "min_mb", "max_mb"});
             std::vector<double> coeffs;
             poly->for_each_item([&](const cursor& x) { coeffs.push_back(x.number()); });
-            const double lo = std::log2(number_or(c, "min_mb", 1.0));
-            const double hi = std::log2(number_or(c, "max_mb", 16384.0));
-            return polynomial_link(coeffs, bytes_per_second{c["max_bytes_per_s"].positive()}, lo, hi);
+            const double lo = std::log2(c.find("min_mb") ? c["min_mb"].positive() : 1.0);
+            const double hi = std::log2(c.find("max_mb") ? c["max_mb"].positive() : 16384.0);
+            return polynomial_link(coeffs, bytes_per_second{c["max_bytes_per_s"].positive(limits::max_bandwidth)}, lo, hi);
         }
         c.known_fields({"latency_s", "bandwidth_gbit_s", "bandwidth_bytes_per_s"});
         if (c.find("bandwidth_gbit_s") && c.find("bandwidth_bytes_per_s")) c["bandwidth_bytes_per_s"].fail("give bandwidth_gbit_s or bandwidth_bytes_per_s, not both");
-        const seconds latency{number_or(c, "latency_s", 0.0)};
-        if (auto g = c.find("bandwidth_gbit_s")) return alpha_beta_link(latency, gigabits_per_second(g->positive()));
-        return alpha_beta_link(latency, bytes_per_second{c["bandwidth_bytes_per_s"].positive()});
+        const seconds latency{c.find("latency_s") ? c["latency_s"].non_negative(limits::max_latency_s) : 0.0};
+        if (auto g = c.find("bandwidth_gbit_s")) return alpha_beta_link(latency, gigabits_per_second(g->positive(limits::max_bandwidth * 8 / 1e9)));
+        return alpha_beta_link(latency, bytes_per_second{c["bandwidth_bytes_per_s"].positive(limits::max_bandwidth)});
     } catch (const input_error& e) {
         if (!e.source().empty()) throw;
         c.fail(e.problem());

@@ -18,36 +18,37 @@ inline model_spec read_model(const cursor& root) {
         t->known_fields({"layers", "hidden", "heads", "vocab", "sequence"});
         transformer_shape s;
         s.name = root.find("name") ? root["name"].string() : "transformer";
-        s.layers = (*t)["layers"].integer(1);
-        s.hidden = (*t)["hidden"].integer(1);
-        s.heads = (*t)["heads"].integer(1);
-        s.vocab = (*t)["vocab"].integer(1);
-        s.sequence = (*t)["sequence"].integer(1);
+        s.layers = (*t)["layers"].integer(1, limits::max_layers - 2);  // + embedding and head
+        s.hidden = (*t)["hidden"].integer(1, limits::max_hidden);
+        s.heads = (*t)["heads"].integer(1, s.hidden);
+        s.vocab = (*t)["vocab"].integer(1, limits::max_vocab);
+        s.sequence = (*t)["sequence"].integer(1, limits::max_sequence);
         return make_transformer(s);
     }
     root.known_fields({"name", "sequence_length", "hidden_size", "layers"});
     model_spec m;
     m.name = root["name"].string();
-    m.sequence_length = root.find("sequence_length") ? root["sequence_length"].integer(0) : 0;
-    m.hidden_size = root.find("hidden_size") ? root["hidden_size"].integer(0) : 0;
+    m.sequence_length = root.find("sequence_length") ? root["sequence_length"].integer(0, limits::max_sequence) : 0;
+    m.hidden_size = root.find("hidden_size") ? root["hidden_size"].integer(0, limits::max_hidden) : 0;
     root["layers"].for_each_item([&](const cursor& c) {
         c.known_fields({"name", "repeat", "params", "act_output_elems", "act_input_elems", "act_mem_elems", "flops_fwd", "per_tp"});
         layer_spec l;
         l.name = c.find("name") ? c["name"].string() : "layer";
-        l.params = c["params"].non_negative();
-        l.act_output_elems = c["act_output_elems"].non_negative();
-        l.act_input_elems = number_or(c, "act_input_elems", l.act_output_elems);
-        l.act_mem_elems = c["act_mem_elems"].non_negative();
-        l.flops_fwd = number_or(c, "flops_fwd", 0.0);
-        if (l.flops_fwd < 0) c["flops_fwd"].fail("must be >= 0");
+        l.params = c["params"].non_negative(limits::max_layer_elems);
+        l.act_output_elems = c["act_output_elems"].non_negative(limits::max_layer_elems);
+        l.act_input_elems = c.find("act_input_elems") ? c["act_input_elems"].non_negative(limits::max_layer_elems) : l.act_output_elems;
+        l.act_mem_elems = c["act_mem_elems"].non_negative(limits::max_layer_elems);
+        l.flops_fwd = c.find("flops_fwd") ? c["flops_fwd"].non_negative(limits::max_layer_flops) : 0.0;
         if (auto per = c.find("per_tp"))
             per->for_each_member([&](const std::string& key, const cursor& v) {
                 const int tp = cursor::integer_key(key, *per);
-                if (tp < 1) v.fail("TP degree must be >= 1");
+                if (tp < 1 || tp > limits::max_tp) v.fail("TP degree must be in [1, " + std::to_string(limits::max_tp) + "]");
                 v.known_fields({"params", "act_mem_elems"});
-                l.per_tp[tp] = {v["params"].non_negative(), v["act_mem_elems"].non_negative()};
+                l.per_tp[tp] = {v["params"].non_negative(limits::max_layer_elems), v["act_mem_elems"].non_negative(limits::max_layer_elems)};
             });
-        const int repeat = c.find("repeat") ? c["repeat"].integer(1, 100000) : 1;
+        const int repeat = c.find("repeat") ? c["repeat"].integer(1, limits::max_layers) : 1;
+        if (m.layers.size() + std::size_t(repeat) > std::size_t{limits::max_layers})
+            c.fail("the model would have more than " + std::to_string(limits::max_layers) + " layers (docs/formats.md, limits)");
         for (int i = 0; i < repeat; ++i) m.layers.push_back(l);
     });
     if (m.layers.empty()) root["layers"].fail("model has no layers");

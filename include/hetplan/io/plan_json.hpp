@@ -45,7 +45,7 @@ inline plan read_plan(const cursor& root, const cluster& hw) {
                 worker_group w;
                 w.gpu = gpu_ref(hw, wc["gpu"]);
                 w.zone = zone_ref(hw, wc["zone"]);
-                w.tp = wc.find("tp") ? wc["tp"].integer(1, 255) : 1;
+                w.tp = wc.find("tp") ? wc["tp"].integer(1, limits::max_tp) : 1;
                 w.microbatch_size = wc["microbatch_size"].integer(1);
                 w.num_microbatches = wc["microbatches"].integer(1);
                 if (auto s = wc.find("state_share")) {

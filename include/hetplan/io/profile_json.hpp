@@ -14,7 +14,8 @@ namespace hetplan::io {
 
 inline layer_timing read_layer_timing(const cursor& c) {
     if (c.size() != 3) c.fail("a layer timing is [forward_s, backward_s, update_s]");
-    return {seconds{c.at(0).non_negative()}, seconds{c.at(1).non_negative()}, seconds{c.at(2).non_negative()}};
+    const double max = limits::max_layer_time_s;
+    return {seconds{c.at(0).non_negative(max)}, seconds{c.at(1).non_negative(max)}, seconds{c.at(2).non_negative(max)}};
 }
 
 inline void read_profiles(const cursor& root, profile_table& out) {
@@ -22,7 +23,7 @@ inline void read_profiles(const cursor& root, profile_table& out) {
     root["profiles"].for_each_item([&](const cursor& pc) {
         pc.known_fields({"gpu", "tp", "points", "tail"});
         const std::string gpu = pc["gpu"].string();
-        const int tp = pc["tp"].integer(1, 255);
+        const int tp = pc["tp"].integer(1, limits::max_tp);
         profile_curve curve;
         pc["points"].for_each_item([&](const cursor& pt) {
             pt.known_fields({"microbatch_size", "layers"});
@@ -30,7 +31,7 @@ inline void read_profiles(const cursor& root, profile_table& out) {
             pt["layers"].for_each_item([&](const cursor& l) { layers.push_back(read_layer_timing(l)); });
             if (!curve.points.empty() && layers.size() != curve.points.front().size())
                 pt["layers"].fail("layer count differs from the first point's");
-            curve.add_point(pt["microbatch_size"].integer(1), std::move(layers));
+            curve.add_point(pt["microbatch_size"].integer(1, limits::max_global_batch), std::move(layers));
         });
         if (curve.points.empty()) pc["points"].fail("no measured point");
         if (auto t = pc.find("tail")) {
@@ -39,8 +40,8 @@ inline void read_profiles(const cursor& root, profile_table& out) {
             auto line = [&](const cursor& arr, std::vector<double>& slope, std::vector<double>& icpt) {
                 arr.for_each_item([&](const cursor& p) {
                     if (p.size() != 2) p.fail("a tail is [slope_s_per_sample, intercept_s]");
-                    slope.push_back(p.at(0).number());
-                    icpt.push_back(p.at(1).number());
+                    slope.push_back(p.at(0).bounded(limits::max_layer_time_s));
+                    icpt.push_back(p.at(1).bounded(limits::max_layer_time_s));
                 });
                 if (slope.size() != curve.points.front().size()) arr.fail("tail needs one line per layer");
             };

@@ -106,15 +106,18 @@ private:
             if (rq.target == objective_kind::cost) return p.plan(pb, request(min_cost{rq.limits}, rq));
             return p.plan(pb, request(max_throughput{rq.limits}, rq));
         }
+        // models() or, where they depend on the problem (Cephalo's compute-memory fit), models(pb).
         estimate price(const problem& pb, const hetplan::plan& pl) const override {
             if constexpr (requires { p.models().run(pb, pl); }) return p.models().run(pb, pl);
+            else if constexpr (requires { p.models(pb).run(pb, pl); }) return p.models(pb).run(pb, pl);
             else throw model_error("planner " + std::string(p.name()) + " has no models to price a plan with");
         }
         validation_report check(const problem& pb, const hetplan::plan& pl) const override {
             if constexpr (requires { p.models().memory; }) return validate(pb, pl, p.models().memory);
+            else if constexpr (requires { p.models(pb).memory; }) return validate(pb, pl, p.models(pb).memory);
             else throw model_error("planner " + std::string(p.name()) + " has no memory model to validate a plan with");
         }
-        bool has_models() const override { return requires { p.models(); }; }
+        bool has_models() const override { return requires { p.models(); } || requires(const problem& q) { p.models(q); }; }
         std::unique_ptr<base> clone() const override { return std::make_unique<model>(p); }
         const std::type_info& type() const override { return typeid(P); }
         void* get() override { return &p; }

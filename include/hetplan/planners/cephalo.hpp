@@ -38,20 +38,47 @@ public:
 
     [[nodiscard]] static constexpr std::string_view name() { return "cephalo"; }
     [[nodiscard]] const cephalo_options& options() const { return opt_; }
+    /// The models its plans are priced with on `pb` (the compute-memory fit depends on it).
+    [[nodiscard]] cephalo_simulator models(const problem& pb) const {
+        return {cephalo_memory_model{opt_.compute_memory ? *opt_.compute_memory : compute_memory_fit::analytical(pb)}, opt_.time, {}};
+    }
 
     /// One candidate, the pool: Eq. 4's assignment (and, with alike units, the exact Eqs. 2-3
     /// optimum), each with its state split, priced and offered; the objective ranks them.
     template <concepts::objective O, class... Hooks>
     [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq) {
         search::search_run run(pb, rq, 2);
+        if (pb.job.global_batch > search::max_dp_batch) {
+            run.note("global batch " + std::to_string(pb.job.global_batch) + ": Cephalo's batch DP (Eq. 4) takes at most " +
+                     std::to_string(search::max_dp_batch) + " samples per iteration");
+            return run.finish(std::string(name()));
+        }
+        // Every GPU is in the FSDP ring: it needs every link.
+        return search::until_missing_link(run, std::string(name()), [&] { return run_search(pb, run); });
+    }
+    [[nodiscard]] plan_result plan(const problem& pb) { return plan(pb, plan_request<>{}); }
+
+private:
+    template <class Run>
+    [[nodiscard]] plan_result run_search(const problem& pb, Run& run) {
         std::vector<std::string> notes;
-        const cephalo_inputs in = make_cephalo_inputs(pb, opt_, notes);
+        cephalo_inputs in = make_cephalo_inputs(pb, opt_, notes);
+        const int B = pb.job.global_batch, all = in.dp.gpus();
+        resource_pool kept;
+        if (all > B) {
+            // Every GPU of Eq. 4 takes at least one sample (I): with fewer samples than GPUs,
+            // plan on the B GPUs fastest at one sample and leave the rest out.
+            kept = fastest_gpus(pb, in, B);
+            notes.clear();
+            in = make_cephalo_inputs(pb.with_pool(kept), opt_, notes);
+            run.note("global batch " + std::to_string(B) + " < " + std::to_string(all) + " GPUs: every GPU needs a sample (Cephalo §2.4), so " +
+                     std::to_string(all - B) + " of them, the slowest per sample, are left out");
+        }
         for (auto& n : notes) run.note(std::move(n));
-        const int N = in.dp.gpus();
-        if (N == 0) run.note("no GPU in the pool can take part");
-        else if (N > pb.job.global_batch)
-            run.note("global batch " + std::to_string(pb.job.global_batch) + " < " + std::to_string(N) + " GPUs: every GPU needs at least one sample");
-        if (N == 0) return run.finish(std::string(name()));
+        if (in.dp.gpus() == 0) {
+            run.note("no GPU in the pool can take part");
+            return run.finish(std::string(name()));
+        }
         run.candidate(in.dp);
         const auto a = solver_.solve(pb, in.dp, run.objective(), {std::numeric_limits<double>::infinity(), &run.stop()});
         const auto first = a ? offer(run, in, a->assignment, seconds{a->terms.iteration}, "Eq. 4's assignment") : std::nullopt;
@@ -73,9 +100,22 @@ public:
         if (run.stop().requested()) run.halt();
         return run.finish(std::string(name()));
     }
-    [[nodiscard]] plan_result plan(const problem& pb) { return plan(pb, plan_request<>{}); }
 
-private:
+    /// The `keep` GPUs of `in` fastest at microbatch size 1 (ties: GPU type, then zone order).
+    [[nodiscard]] static resource_pool fastest_gpus(const problem& pb, const cephalo_inputs& in, int keep) {
+        std::vector<std::pair<double, std::size_t>> order;  // (T(1, 1), index into in.types)
+        for (std::size_t t = 0; t < in.types.size(); ++t) order.emplace_back(in.dp.types[t].at(1, 1), t);
+        std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        resource_pool out(pb.hw.gpus.size(), pb.hw.zones.size());
+        for (const auto& [time, t] : order)
+            for (std::size_t z = 0; z < pb.hw.zones.size() && keep > 0; ++z) {
+                const int n = std::min(keep, pb.pool().available(in.types[t], zone_id{z}));
+                out.set(in.types[t], zone_id{z}, n);
+                keep -= n;
+            }
+        return out;
+    }
+
     /// The plan of a batch assignment with its state split (§2.4: water-filling, to minimise
     /// the highest memory utilisation; its uneven units cost 15 % more communication, §2.3, which
     /// shows only where communication is exposed, so the even split, where it fits, is kept when

@@ -126,11 +126,8 @@ public:
                      "below a replica's TP degree) and were skipped");
         if (const search::link_gaps gaps = search::find_link_gaps(pb, d); gaps.missing > 0) {
             const auto& [a, b] = gaps.first;
-            auto name = [&](endpoint e) {
-                return pb.hw.gpus.at(e.gpu.index()).type_name + " x" + std::to_string(e.gpus) + " in " + pb.hw.zone(e.zone).name;
-            };
             run.note("the network has no link for " + std::to_string(gaps.missing) + " of " + std::to_string(gaps.pairs) +
-                     " endpoint pairs (e.g. " + name(a) + " -> " + name(b) + "): placements that need one were skipped" +
+                     " endpoint pairs (e.g. " + pb.hw.describe(a) + " -> " + pb.hw.describe(b) + "): placements that need one were skipped" +
                      (unlinked_ > 0 ? " (" + std::to_string(unlinked_) + " DP solution(s) had no other)" : std::string{}));
         }
         const search::dp_stats after = solver_stats();

@@ -60,6 +60,14 @@ public:
         pb.model.check();
         pb.job.check();
         search::search_run run(pb, rq);
+        // Zorse prices links between every pair of machines.
+        return search::until_missing_link(run, std::string(name()), [&] { return run_search(pb, run); });
+    }
+    [[nodiscard]] plan_result plan(const problem& pb) { return plan(pb, plan_request<>{}); }
+
+private:
+    template <class Run>
+    [[nodiscard]] plan_result run_search(const problem& pb, Run& run) {
         const search::zorse_space space{opt_.partition, opt_.partitions, opt_.microbatch_sizes};
         const auto data = space.prepare(pb);
         if (data->machines.empty()) run.note("no GPU in the pool");
@@ -76,9 +84,7 @@ public:
                                                : "no partition, microbatch size and ministage count fits in memory (Zorse §3.3.3)");
         return run.finish(std::string(name()));
     }
-    [[nodiscard]] plan_result plan(const problem& pb) { return plan(pb, plan_request<>{}); }
 
-private:
     /// What candidates share: machines, each group's collectives (per distinct group), the layer
     /// table (per GPU type and microbatch size) and the pool's price per second.
     struct state {

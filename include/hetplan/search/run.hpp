@@ -178,4 +178,16 @@ private:
     bool stopped_ = false;
 };
 
+/// Runs `search()`; a missing link ends the search with a note naming both endpoints and the
+/// cluster fields that add one (for planners that need every pair of GPUs linked: Zorse, Cephalo).
+template <class Run, class Search>
+[[nodiscard]] plan_result until_missing_link(Run& run, std::string planner, Search&& search) {
+    try {
+        return search();
+    } catch (const missing_link& m) {
+        run.note("the search stopped: " + run.pb().hw.describe(m));
+        return run.finish(std::move(planner));
+    }
+}
+
 }  // namespace hetplan::search

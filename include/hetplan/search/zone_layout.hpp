@@ -130,8 +130,9 @@ template <class SP>
     bool merged = false;
     for (const auto& c : sp.cells->cells) {
         merged = merged || c.zones.size() > 1;
-        for (auto [z, g] : c.zones) {
-            auto it = std::find_if(zones.begin(), zones.end(), [&](const auto& e) { return e.second == z; });
+        for (const auto& zg : c.zones) {
+            const auto [z, g] = zg;  // a lambda may not capture a structured binding in clang 14
+            auto it = std::find_if(zones.begin(), zones.end(), [&](const auto& e) { return e.second == zg.first; });
             if (it == zones.end()) zones.emplace_back(-g, z);
             else it->first -= g;
         }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "hetplan/core/error.hpp"
+#include "hetplan/core/limits.hpp"
 #include "hetplan/core/dtype.hpp"
 
 namespace hetplan {
@@ -54,8 +55,10 @@ struct job_spec {
     }
 
     void check(const std::string& source = {}) const {
-        if (global_batch < 1) throw input_error(source, "global_batch", "must be >= 1, got " + std::to_string(global_batch));
-        if (sequence_length < 1) throw input_error(source, "sequence_length", "must be >= 1");
+        if (global_batch < 1 || global_batch > limits::max_global_batch)
+            throw input_error(source, "global_batch", "must be in [1, " + std::to_string(limits::max_global_batch) + "], got " + std::to_string(global_batch));
+        if (sequence_length < 1 || sequence_length > limits::max_sequence)
+            throw input_error(source, "sequence_length", "must be in [1, " + std::to_string(limits::max_sequence) + "]");
         if (memory.zero_stage < 0 || memory.zero_stage > 3)
             throw input_error(source, "zero_stage", "must be 0..3, got " + std::to_string(memory.zero_stage));
         if (!(memory.usable_fraction > 0 && memory.usable_fraction <= 1))

@@ -8,6 +8,7 @@
 #include <boost/container/flat_map.hpp>
 
 #include "hetplan/core/error.hpp"
+#include "hetplan/core/limits.hpp"
 
 namespace hetplan {
 
@@ -64,18 +65,29 @@ struct model_spec {
     /// Throws input_error naming the layer when a size is negative or not finite.
     void check(const std::string& source = {}) const {
         if (layers.empty()) throw input_error(source, "layers", "model '" + name + "' has no layers");
+        if (layers.size() > std::size_t{limits::max_layers})
+            throw input_error(source, "layers", std::to_string(layers.size()) + " layers, more than the limit " + std::to_string(limits::max_layers));
+        if (sequence_length < 0 || sequence_length > limits::max_sequence)
+            throw input_error(source, "sequence_length", "must be in [0, " + std::to_string(limits::max_sequence) + "]");
         for (std::size_t i = 0; i < layers.size(); ++i) {
             const auto& l = layers[i];
-            auto bad = [](double v) { return !std::isfinite(v) || v < 0; };
             const std::string where = "layers[" + std::to_string(i) + "]";
-            if (bad(l.params)) throw input_error(source, where + ".params", "must be finite and >= 0");
-            if (bad(l.act_output_elems)) throw input_error(source, where + ".act_output_elems", "must be finite and >= 0");
-            if (bad(l.act_input_elems)) throw input_error(source, where + ".act_input_elems", "must be finite and >= 0");
-            if (bad(l.act_mem_elems)) throw input_error(source, where + ".act_mem_elems", "must be finite and >= 0");
-            if (bad(l.flops_fwd)) throw input_error(source, where + ".flops_fwd", "must be finite and >= 0");
-            for (const auto& [tp, s] : l.per_tp)
-                if (tp < 1 || bad(s.params) || bad(s.act_mem_elems))
-                    throw input_error(source, where + ".per_tp." + std::to_string(tp), "invalid TP statistics");
+            // Within the limits, no size x bytes x batch product overflows a double.
+            auto need = [&](double v, double max, const std::string& field) {
+                if (!std::isfinite(v) || v < 0 || v > max)
+                    throw input_error(source, where + field, "must be finite, >= 0 and at most " + std::to_string(max) + " (core/limits.hpp)");
+            };
+            need(l.params, limits::max_layer_elems, ".params");
+            need(l.act_output_elems, limits::max_layer_elems, ".act_output_elems");
+            need(l.act_input_elems, limits::max_layer_elems, ".act_input_elems");
+            need(l.act_mem_elems, limits::max_layer_elems, ".act_mem_elems");
+            need(l.flops_fwd, limits::max_layer_flops, ".flops_fwd");
+            for (const auto& [tp, s] : l.per_tp) {
+                const std::string at = ".per_tp." + std::to_string(tp);
+                if (tp < 1 || tp > limits::max_tp) throw input_error(source, where + at, "TP degree outside [1, " + std::to_string(limits::max_tp) + "]");
+                need(s.params, limits::max_layer_elems, at + ".params");
+                need(s.act_mem_elems, limits::max_layer_elems, at + ".act_mem_elems");
+            }
         }
     }
 };
@@ -93,6 +105,10 @@ struct transformer_shape {
 inline model_spec make_transformer(const transformer_shape& t) {
     if (t.layers < 1 || t.hidden < 1 || t.heads < 1 || t.vocab < 1 || t.sequence < 1)
         throw input_error("transformer '" + t.name + "': every dimension must be >= 1");
+    if (t.layers > limits::max_layers - 2 || t.hidden > limits::max_hidden || t.vocab > limits::max_vocab || t.sequence > limits::max_sequence)
+        throw input_error("transformer '" + t.name + "': a dimension is beyond core/limits.hpp (layers " + std::to_string(limits::max_layers - 2) +
+                          ", hidden " + std::to_string(limits::max_hidden) + ", vocab " + std::to_string(limits::max_vocab) + ", sequence " +
+                          std::to_string(limits::max_sequence) + ")");
     const double h = t.hidden, s = t.sequence, a = t.heads, v = t.vocab;
     model_spec m;
     m.name = t.name;

@@ -27,12 +27,13 @@ struct latency_key {
 /// `num_layers` identical layers. Update times are not in the file and are taken as 0.
 inline void import_latencies(const cursor& root, const latency_key& key, const std::string& hetplan_gpu, int num_layers,
                              profile_table& out) {
-    if (num_layers < 1) root.fail("need at least one layer");
+    if (num_layers < 1 || num_layers > limits::max_layers) root.fail("need 1 to " + std::to_string(limits::max_layers) + " layers");
     const cursor entry = root[key.model][key.gpu][std::to_string(key.sequence)][key.dtype];
     if (entry.size() != 2 && entry.size() != 4) entry.fail("expected [fwd_fit, bwd_fit] or [fwd_fit, bwd_fit, fwd_ms, bwd_ms]");
     auto fit = [](const cursor& c) {
         if (c.size() != 2) c.fail("a fit is [slope_ms, intercept_ms]");
-        return std::pair{c.at(0).number() * 1e-3, c.at(1).number() * 1e-3};
+        const double max_ms = limits::max_layer_time_s * 1e3;
+        return std::pair{c.at(0).bounded(max_ms) * 1e-3, c.at(1).bounded(max_ms) * 1e-3};
     };
     const auto [fs, fi] = fit(entry.at(0));
     const auto [bs, bi] = fit(entry.at(1));
@@ -43,7 +44,8 @@ inline void import_latencies(const cursor& root, const latency_key& key, const s
         if (fm.size() != bm.size() || fm.size() == 0) entry.fail("measured forward and backward lists differ in length");
         for (std::size_t i = 0; i < fm.size(); ++i)
             curve.add_point(static_cast<int>(i + 1),
-                            std::vector<layer_timing>(L, {seconds{fm.at(i).non_negative() * 1e-3}, seconds{bm.at(i).non_negative() * 1e-3}, seconds{0}}));
+                            std::vector<layer_timing>(L, {seconds{fm.at(i).non_negative(limits::max_layer_time_s * 1e3) * 1e-3},
+                                                         seconds{bm.at(i).non_negative(limits::max_layer_time_s * 1e3) * 1e-3}, seconds{0}}));
     } else {
         const seconds f1{std::max(fs + fi, 0.0)}, b1{std::max(bs + bi, 0.0)};
         if (!(f1.value > 0 && b1.value > 0)) entry.fail("fit gives no positive time at microbatch size 1");
@@ -65,7 +67,7 @@ inline compute_memory_fit import_compute_memory(const cursor& root, const std::s
     const cursor pts = root[cluster][model]["profiled_compute_memory"][dtype];
     if (pts.size() == 0) pts.fail("no profiled points");
     std::vector<std::pair<int, bytes>> xy;
-    for (std::size_t i = 0; i < pts.size(); ++i) xy.emplace_back(static_cast<int>(i + 1), bytes{pts.at(i).non_negative() * 1073741824.0});
+    for (std::size_t i = 0; i < pts.size(); ++i) xy.emplace_back(static_cast<int>(i + 1), bytes{pts.at(i).non_negative(limits::max_gpu_memory_bytes / 1073741824.0) * 1073741824.0});
     return compute_memory_fit::from_points(xy);
 }
 
@@ -77,11 +79,11 @@ inline compute_memory_fit import_compute_memory(const cursor& root, const std::s
 /// (the attention-score term needs the head count, which the file does not give).
 inline model_spec import_model_stats(const cursor& root, const std::string& model, int sequence) {
     const cursor m = root[model];
-    const int L = m["num_layers"].integer(1);
-    const double h = m["hidden_size"].positive();
-    const double in_blocks = m["parameters_per_layer"].positive();
+    const int L = m["num_layers"].integer(1, limits::max_layers);
+    const double h = m["hidden_size"].integer(1, limits::max_hidden);
+    const double in_blocks = m["parameters_per_layer"].positive(limits::max_layer_elems);
     const cursor total_c = m["total_parameters"];
-    const double total = total_c.positive();
+    const double total = total_c.positive(limits::max_layer_elems * L);
     if (total < in_blocks * L) total_c.fail("smaller than num_layers x parameters_per_layer");
     const double per_layer = total / L;
     model_spec out;

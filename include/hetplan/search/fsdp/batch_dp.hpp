@@ -68,6 +68,9 @@ struct fsdp_gpu_type {
     }
 };
 
+/// The largest global batch the batch DPs take: per-GPU batches are kept in 16 bits.
+inline constexpr int max_dp_batch = 65535;
+
 struct batch_problem {
     std::vector<fsdp_gpu_type> types;  ///< GPUs in type order, each type's GPUs consecutive
     int batch = 1;                     ///< B
@@ -95,7 +98,7 @@ struct batch_assignment {
 namespace detail {
 inline void check_batch_problem(const batch_problem& bp) {
     if (bp.batch < 1) throw input_error("cephalo DP: global batch must be >= 1");
-    if (bp.batch > 65535) throw input_error("cephalo DP: global batch above 65535 is not supported (per-GPU batches are 16-bit)");
+    if (bp.batch > max_dp_batch) throw input_error("cephalo DP: global batch above 65535 is not supported (per-GPU batches are 16-bit)");
     for (const auto& t : bp.types) {
         if (t.count < 0) throw input_error("cephalo DP: negative GPU count");
         if (t.start.empty() || t.start.front() != 0 || t.start.back() != t.cost.size() ||

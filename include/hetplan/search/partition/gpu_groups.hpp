@@ -16,6 +16,7 @@
 //     region").
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <map>
 #include <set>
 #include <vector>
@@ -57,6 +58,11 @@ struct partition_options {
     bool machine_level = true;           ///< SPLIT over machines
     bool class_level = true;             ///< SPLIT over classes, with even runs of a class
     std::size_t max_candidates = 20000;  ///< stop adding even-run variants beyond this
+    /// SPLIT over machines only up to this many machines: it costs O(n^3) per cut and, as the
+    /// machines of a class are interchangeable, mostly peels single machines off (512 machines:
+    /// 12 s before). Beyond it the class-level candidates stand alone.
+    std::size_t machine_level_max = 128;
+    int max_groups = std::numeric_limits<int>::max();  ///< no partition into more groups (the model's layers)
 };
 
 struct partition_candidates {
@@ -101,7 +107,7 @@ inline cluster_partition from_labels(const std::vector<int>& label, const std::v
                     for (int j : classes[b]) w += mg.weight(i, j);
                 cg.set(int(a), int(b), w);
             }
-        const k_cut_sequence seq(cg);
+        const k_cut_sequence seq(cg, minimum_two_cut, opt.max_groups);
         for (int k = seq.first_k(); k <= seq.last_k(); ++k) {
             const cluster_partition base = detail::from_labels(seq.partition(k), classes);
             // Even runs of the groups that are one class: every combination of divisors.
@@ -119,22 +125,26 @@ inline cluster_partition from_labels(const std::vector<int>& label, const std::v
                     out.truncated = true;
                     break;
                 }
-                cluster_partition p;
-                for (std::size_t g = 0; g < base.size(); ++g) {
-                    const int d = runs[g][pick[g]], len = static_cast<int>(base[g].size()) / d;
-                    for (int r = 0; r < d; ++r) p.emplace_back(base[g].begin() + r * len, base[g].begin() + (r + 1) * len);
+                long long groups = 0;
+                for (std::size_t g = 0; g < base.size(); ++g) groups += runs[g][pick[g]];
+                if (groups <= opt.max_groups) {
+                    cluster_partition p;
+                    for (std::size_t g = 0; g < base.size(); ++g) {
+                        const int d = runs[g][pick[g]], len = static_cast<int>(base[g].size()) / d;
+                        for (int r = 0; r < d; ++r) p.emplace_back(base[g].begin() + r * len, base[g].begin() + (r + 1) * len);
+                    }
+                    add(std::move(p));
                 }
-                add(std::move(p));
                 std::size_t g = 0;  // next combination (odometer)
                 while (g < base.size() && ++pick[g] == runs[g].size()) pick[g++] = 0;
                 if (g == base.size()) break;
             }
         }
     }
-    if (opt.machine_level) {
+    if (opt.machine_level && ms.size() <= opt.machine_level_max) {
         std::vector<machine_group> singletons;
         for (std::size_t i = 0; i < ms.size(); ++i) singletons.push_back({int(i)});
-        const k_cut_sequence seq(mg);
+        const k_cut_sequence seq(mg, minimum_two_cut, opt.max_groups);
         for (int k = seq.first_k(); k <= seq.last_k(); ++k) add(detail::from_labels(seq.partition(k), singletons));
     }
     return out;

@@ -165,8 +165,9 @@ public:
     [[nodiscard]] int last_k() const { return first_k_ + static_cast<int>(labels_.size()) - 1; }
 
     using cut_function = two_cut (*)(const weighted_graph&, const std::vector<int>&);
-    /// Runs SPLIT on g, finding minimum 2-cuts with `cut`.
-    explicit k_cut_sequence(const weighted_graph& g, cut_function cut = minimum_two_cut) {
+    /// Runs SPLIT on g, finding minimum 2-cuts with `cut`, up to `max_k` parts (Zorse never
+    /// needs more groups than layers).
+    explicit k_cut_sequence(const weighted_graph& g, cut_function cut = minimum_two_cut, int max_k = std::numeric_limits<int>::max()) {
         const int n = g.size();
         std::vector<int> label(static_cast<std::size_t>(n), -1);
         std::vector<std::vector<int>> parts;
@@ -190,7 +191,7 @@ public:
         for (std::size_t p = 0; p < parts.size(); ++p) cut_of(p);
         double removed = 0;
         record(parts, n, removed);
-        while (static_cast<int>(parts.size()) < n) {
+        while (static_cast<int>(parts.size()) < std::min(n, max_k)) {
             // The lightest cut; ties go to the part with the smallest vertex.
             std::size_t p = 0;
             for (std::size_t q = 1; q < parts.size(); ++q)

@@ -3,6 +3,7 @@
 // pool's machines into GPU groups (search::cluster_partitions, or groupings given by hand) times
 // the microbatch sizes, partition-major. The partitions are computed once, when the range is
 // made; the range owns them.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,7 +42,7 @@ struct zorse_space {
         auto d = std::make_shared<data>();
         d->machines = machines_of(pb.hw, pb.pool());
         if (!d->machines.empty())
-            d->phase1 = given.empty() ? cluster_partitions(pb.hw, d->machines, partition) : partition_candidates{checked(d->machines.size()), false};
+            d->phase1 = given.empty() ? cluster_partitions(pb.hw, d->machines, phase1_options(pb)) : partition_candidates{checked(d->machines.size()), false};
         d->sizes = microbatch_sizes;
         const int B = pb.job.global_batch;
         if (d->sizes.empty())
@@ -63,6 +64,13 @@ struct zorse_space {
     [[nodiscard]] auto candidates(const problem& pb) const { return over(prepare(pb)); }
 
 private:
+    /// Every group holds at least one layer: no partition into more groups than layers.
+    [[nodiscard]] partition_options phase1_options(const problem& pb) const {
+        partition_options o = partition;
+        o.max_groups = std::min(o.max_groups, static_cast<int>(pb.model.layers.size()));
+        return o;
+    }
+
     /// Given groupings must use every machine exactly once; returned in Phase 1's normal form.
     [[nodiscard]] std::vector<cluster_partition> checked(std::size_t machines) const {
         std::vector<cluster_partition> ps = given;
