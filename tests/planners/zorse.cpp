@@ -236,7 +236,8 @@ double best_by_simulation(const problem& pb, const zorse_options& opt, bool ever
 }  // namespace
 
 TEST_CASE("zorse planner: the optimum of its search space, priced exactly as the simulator prices it") {
-    for (auto [fast, slow, batch] : {std::tuple{1, 1, 16}, std::tuple{2, 2, 32}, std::tuple{2, 1, 24}}) {
+    for (const auto& shape : {std::tuple{1, 1, 16}, std::tuple{2, 2, 32}, std::tuple{2, 1, 24}}) {
+        const int fast = std::get<0>(shape), slow = std::get<1>(shape), batch = std::get<2>(shape);
         CAPTURE(fast);
         CAPTURE(slow);
         const zorse_world w(fast, slow, batch);

@@ -108,8 +108,9 @@ TEST_CASE("Table 4: every model on Cluster A at batch 128 and 256, next to the p
         {"deepspeedvit_g", 6.38, 6.41},       {"deepspeedvit_e", 3.02, 3.23},     {"deepspeedbert_large", 33.56, 33.69},
         {"deepspeedbert_xlarge", 11.47, 11.72}, {"deepspeedgpt_1.3b", 6.83, 7.09}, {"deepspeedgpt_2.7b", 4.57, 4.67},
         {"deepspeedllama_tiny", 12.58, 12.91}, {"deepspeedllama_3b", 4.51, 4.85}};
-    for (const auto& [name, at128, at256] : rows)
+    for (const auto& [model, at128, at256] : rows)
         for (int batch : {128, 256}) {
+            const char* const name = model;  // CAPTURE takes no structured binding in clang 14
             CAPTURE(name);
             CAPTURE(batch);
             const auto c = cluster_a(name, batch);
@@ -122,8 +123,9 @@ TEST_CASE("Table 4: every model on Cluster A at batch 128 and 256, next to the p
 TEST_CASE("Table 5: Cluster B (64 GPUs) at batch 512 and 1024") {
     const std::vector<std::tuple<const char*, double, double>> rows{
         {"deepspeedvit_e", 20.37, 26.08}, {"deepspeedgpt_6.7b", 11.62, 17.04}, {"deepspeedllama_7b", 13.12, 17.74}};
-    for (const auto& [name, at512, at1024] : rows)
+    for (const auto& [model, at512, at1024] : rows)
         for (int batch : {512, 1024}) {
+            const char* const name = model;  // CAPTURE takes no structured binding in clang 14
             CAPTURE(name);
             CAPTURE(batch);
             const auto c = cluster_b(name, batch);

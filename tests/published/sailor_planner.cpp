@@ -106,7 +106,8 @@ TEST_CASE("item 1 at global batch 2048: adding V100s never lowers throughput") {
 }
 
 TEST_CASE("item 2: GPT-Neo-2.7 on A100 + V100, maximum throughput, a valid plan each (Sailor §5.2.2)") {
-    for (auto [na, nv] : {std::pair{32, 96}, std::pair{80, 240}, std::pair{128, 384}}) {
+    for (const auto& counts : {std::pair{32, 96}, std::pair{80, 240}, std::pair{128, 384}}) {
+        const int na = counts.first, nv = counts.second;  // CAPTURE takes no structured binding in clang 14
         auto w = load("GPT-Neo-2.7", {"A100-40", "V100-16"}, {"us-central1-a"});
         w.hw.pool.set(gpu_type_id{0}, zone_id{0}, na);
         w.hw.pool.set(gpu_type_id{1}, zone_id{0}, nv);

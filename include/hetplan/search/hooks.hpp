@@ -35,10 +35,14 @@ bool fire(H& h, F&& f) {
         return false;
     }
 }
-/// Every hook sees the event (|, not ||); true when one asks to stop.
+/// Every hook sees the event, in order (no short circuit); true when one asks to stop.
 template <class Hooks, class F>
 bool fire_all(Hooks& hooks, F&& f) {
-    return boost::hana::unpack(hooks, [&](auto&... h) { return (false | ... | fire(h, f)); });
+    return boost::hana::unpack(hooks, [&](auto&... h) {
+        bool stop = false;
+        ((stop = fire(h, f) || stop), ...);
+        return stop;
+    });
 }
 }  // namespace detail
 
