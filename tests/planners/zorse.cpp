@@ -1,6 +1,7 @@
 // Zorse's models and planner (Zorse §3) on small hand-made inputs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <limits>
 #include <tuple>
 
@@ -381,4 +382,29 @@ TEST_CASE("zorse planner: groupings given by hand are planned as given, and chec
     zorse_options bad;
     bad.min_ministages = 0;
     CHECK_THROWS_AS((void)test::zorse_run(w.pb(), bad), input_error);
+}
+
+TEST_CASE("zorse Phase 1 at scale: no more groups than layers, bounded storage, class weights without the machine graph (issue 16)") {
+    const zorse_world w(6, 6, 48);  // 12 machines of 2 GPUs, 4 layers
+    const auto ms = machines_of(w.hw, w.hw.pool);
+    search::partition_options all;
+    const auto full = search::cluster_partitions(w.hw, ms, all);
+    search::partition_options four = all;
+    four.max_groups = 4;
+    const auto bounded = search::cluster_partitions(w.hw, ms, four);
+    CHECK(bounded.partitions.size() < full.partitions.size());
+    for (const auto& p : bounded.partitions) CHECK(p.size() <= 4);
+    // Past machine_level_max the class graph comes from one machine pair per class pair: the
+    // same class-level candidates, which lead the full list.
+    search::partition_options classes_only = all;
+    classes_only.machine_level_max = 0;
+    const auto by_class = search::cluster_partitions(w.hw, ms, classes_only);
+    REQUIRE(by_class.partitions.size() <= full.partitions.size());
+    CHECK(std::equal(by_class.partitions.begin(), by_class.partitions.end(), full.partitions.begin()));
+    // At most max_stored_machines indices over all candidates (each lists all 12 machines).
+    search::partition_options small = classes_only;
+    small.max_stored_machines = 12 * 5;
+    const auto capped = search::cluster_partitions(w.hw, ms, small);
+    CHECK(capped.truncated);
+    CHECK(capped.partitions.size() == 5);
 }

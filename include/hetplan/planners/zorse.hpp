@@ -71,7 +71,7 @@ private:
         const search::zorse_space space{opt_.partition, opt_.partitions, opt_.microbatch_sizes};
         const auto data = space.prepare(pb);
         if (data->machines.empty()) run.note("no GPU in the pool");
-        if (data->phase1.truncated) run.note("Phase 1: candidate partitions capped at " + std::to_string(opt_.partition.max_candidates));
+        if (data->phase1.truncated) run.note("Phase 1: candidate partitions capped at " + std::to_string(data->phase1.partitions.size()) + " (partition_options::max_candidates, max_stored_machines)");
         state st(pb, data->machines);
         const std::size_t priced = solver_.configurations, refused = solver_.refused;
         for (const search::zorse_choice& c : search::zorse_space::over(data)) {

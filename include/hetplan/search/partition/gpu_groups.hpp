@@ -58,6 +58,9 @@ struct partition_options {
     bool machine_level = true;           ///< SPLIT over machines
     bool class_level = true;             ///< SPLIT over classes, with even runs of a class
     std::size_t max_candidates = 20000;  ///< stop adding even-run variants beyond this
+    /// ... and beyond this many machine indices stored over all candidates (each lists every
+    /// machine: 20,000 candidates of 10^5 machines took 14 GB before).
+    std::size_t max_stored_machines = 50'000'000;
     /// SPLIT over machines only up to this many machines: it costs O(n^3) per cut and, as the
     /// machines of a class are interchangeable, mostly peels single machines off (512 machines:
     /// 12 s before). Beyond it the class-level candidates stand alone.
@@ -96,15 +99,24 @@ inline cluster_partition from_labels(const std::vector<int>& label, const std::v
         p = detail::normalised(std::move(p));
         if (seen.insert(p).second) out.partitions.push_back(std::move(p));
     };
-    const weighted_graph mg = machine_graph(hw, ms, opt.message);
+    // The machine graph is n^2 doubles (80 GB for 10^5 machines): built only for SPLIT over
+    // machines; beyond machine_level_max a class pair's weight is its machine count product times
+    // one pair's (the machines of a class are alike).
+    const bool machine_level = opt.machine_level && ms.size() <= opt.machine_level_max;
+    const weighted_graph mg = machine_level ? machine_graph(hw, ms, opt.message) : weighted_graph{};
     if (opt.class_level) {
         const auto classes = machine_classes(ms);
         weighted_graph cg(static_cast<int>(classes.size()));
         for (std::size_t a = 0; a < classes.size(); ++a)
             for (std::size_t b = a + 1; b < classes.size(); ++b) {
                 double w = 0;
-                for (int i : classes[a])
-                    for (int j : classes[b]) w += mg.weight(i, j);
+                if (machine_level) {
+                    for (int i : classes[a])
+                        for (int j : classes[b]) w += mg.weight(i, j);
+                } else {
+                    w = double(classes[a].size()) * double(classes[b].size()) *
+                        pair_bandwidth(hw, ms[std::size_t(classes[a].front())], ms[std::size_t(classes[b].front())], opt.message);
+                }
                 cg.set(int(a), int(b), w);
             }
         const k_cut_sequence seq(cg, minimum_two_cut, opt.max_groups);
@@ -121,7 +133,7 @@ inline cluster_partition from_labels(const std::vector<int>& label, const std::v
             }
             std::vector<std::size_t> pick(base.size(), 0);
             while (true) {
-                if (out.partitions.size() >= opt.max_candidates) {
+                if (out.partitions.size() >= std::min(opt.max_candidates, std::max<std::size_t>(1, opt.max_stored_machines / ms.size()))) {
                     out.truncated = true;
                     break;
                 }
@@ -141,7 +153,7 @@ inline cluster_partition from_labels(const std::vector<int>& label, const std::v
             }
         }
     }
-    if (opt.machine_level && ms.size() <= opt.machine_level_max) {
+    if (machine_level) {
         std::vector<machine_group> singletons;
         for (std::size_t i = 0; i < ms.size(); ++i) singletons.push_back({int(i)});
         const k_cut_sequence seq(mg, minimum_two_cut, opt.max_groups);
