@@ -14,6 +14,7 @@
 #include "hetplan/fixtures/example.hpp"
 #include "hetplan/io.hpp"
 #include "hetplan/planners/sailor.hpp"
+#include "pools.hpp"
 
 using namespace hetplan;
 
@@ -164,35 +165,9 @@ TEST_CASE("Sailor planner: stage patterns vs the stage DP as the solver, same pl
 
 namespace {
 
-/// 2,048 GPUs: A100-40, V100-16, H100-80 and A10G, 128 of each in each of four zones over two
-/// regions, 8-GPU nodes; 100 Gb/s in a zone, 50 Gb/s between the zones of a region, 10 Gb/s
-/// between regions; GPT-Neo-2.7 at global batch 2048 with analytical layer times.
-fixtures::planning_example large_pool() {
-    fixtures::planning_example in;
-    std::vector<gpu_type_id> ids;
-    const double prices[] = {3.74, 2.8, 9.8, 1.2};  // USD/h (the H100-80 and A10G figures are list prices)
-    int k = 0;
-    for (gpu_spec g : {fixtures::a100_40(), fixtures::v100_16(), fixtures::h100_80(), fixtures::a10g()}) {
-        g.price = usd_per_hour{prices[k++]};
-        ids.push_back(in.hw.add_gpu(g, 8));
-    }
-    std::vector<zone_id> zones;
-    for (const char* z : {"r1-a", "r1-b", "r2-a", "r2-b"}) zones.push_back(in.hw.add_zone(z, std::string(z).substr(0, 2)));
-    for (auto z : zones)
-        for (auto g : ids) in.hw.pool.set(g, z, 128);
-    for (auto a : zones)
-        for (auto b : zones) {
-            const double gbps = a == b ? 100 : in.hw.region_of(a) == in.hw.region_of(b) ? 50 : 10;
-            in.hw.network.set_zone_default(a, b, alpha_beta_link{seconds{a == b ? 1e-5 : 1e-4}, gigabits_per_second(gbps)});
-            if (a != b) in.hw.network.set_egress_price(a, b, usd_per_gigabyte(0.01));
-        }
-    in.model = fixtures::gpt_neo_2_7b();
-    in.job.global_batch = 2048;
-    in.job.sequence_length = 2048;
-    in.job.prec = precision::fp16_mixed;
-    in.profiles.enable_analytical({});
-    return in;
-}
+/// 2,048 GPUs: 128 of each of 4 types in each of four zones over two regions, 8-GPU nodes,
+/// GPT-Neo-2.7 at global batch 2048 (bench::mixed_pool).
+fixtures::planning_example large_pool() { return bench::mixed_pool(4, 128, 8, 2048); }
 
 }  // namespace
 

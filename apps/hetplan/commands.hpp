@@ -254,8 +254,13 @@ inline plan_result run_planner(any_planner& p, const problem& pb, const options&
         out = p.plan(pb, req);
     }
     std::signal(SIGINT, prev);
-    if (interrupted().load()) out.notes.push_back("stopped by Ctrl-C: the best plan found so far");
-    else if (out.stopped && o.deadline_s) out.notes.push_back("stopped at the --deadline: the best plan found so far");
+    // Says why the search stopped, in place of the search's generic note.
+    const char* why = interrupted().load() ? "stopped by Ctrl-C: the best plan found so far"
+                      : out.stopped && o.deadline_s ? "stopped at the --deadline: the best plan found so far" : nullptr;
+    if (why) {
+        std::erase(out.notes, std::string(search::stopped_note));
+        out.notes.push_back(why);
+    }
     return out;
 }
 

@@ -170,6 +170,9 @@ TEST_CASE("numbers beyond the documented limits are refused, naming the file and
     CHECK(has(read_error(gpu_with(R"("memory_bytes": 1e300)"), cluster_of), "$.gpus[0].memory_bytes: 1e+300 is beyond the limit 1e+15"));
     CHECK(has(read_error(gpu_with(R"("memory_gib": 16, "peak_tflops": {"fp16": 1e300})"), cluster_of), "$.gpus[0].peak_tflops.fp16: 1e+300 is beyond"));
     CHECK(has(read_error(gpu_with(R"("memory_gib": 16, "price_per_hour": 1e300)"), cluster_of), "$.gpus[0].price_per_hour"));
+    // Found by fuzzing: a peak of 311e-92 TFLOP/s made analytical layer times of 1e91 s.
+    CHECK(has(read_error(gpu_with(R"("memory_gib": 16, "peak_tflops": {"fp16": 311e-92})"), cluster_of),
+              "$.gpus[0].peak_tflops.fp16: 3.11e-90 is below the limit 0.001 (0 means unknown"));
     CHECK(has(read_error(R"({"gpus": [], "zones": [], "network": {"default": {"bandwidth_gbit_s": 1e300}}})", cluster_of),
                "$.network.default.bandwidth_gbit_s: 1e+300 is beyond"));
     CHECK(has(read_error(R"({"gpus": [], "zones": [], "network": {"default": {"bandwidth_gbit_s": 1, "latency_s": -1}}})", cluster_of),

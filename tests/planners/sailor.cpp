@@ -106,9 +106,34 @@ TEST_CASE("H5 drops placements that span regions; H6 merges a region's zones int
     CHECK(merged.cells[0].zones.size() == 2);
     CHECK(merged.cells[2].capacity == 4);
 
-    // Partial nodes are left out (nodes of 4).
+    // Partial nodes count (nodes of 4): 6 GPUs are one node and a partial one of 2.
     w.hw.pool.set(w.b, w.z1, 6);
-    CHECK(make_cells(w.hw, w.hw.pool, [](gpu_type_id) { return true; }).ignored_gpus == 2);
+    CHECK(make_cells(w.hw, w.hw.pool, [](gpu_type_id) { return true; }).cells[1].capacity == 6);
+}
+
+TEST_CASE("Sailor plans on partial nodes: every TP group within one node (issue 16)") {
+    // 3 A in r1-a and 2 A in r1-b, nodes of 4: only partial nodes. TP 4 cannot be placed; TP 1
+    // and 2 can, and the validator packs the plan's TP groups into the zones' nodes.
+    test::small_world w;
+    for (auto g : {w.a, w.b})
+        for (auto z : {w.z1, w.z2}) w.hw.pool.set(g, z, 0);
+    w.hw.pool.set(w.a, w.z1, 3);
+    w.hw.pool.set(w.a, w.z2, 2);
+    auto check = [&](auto planner) {
+        const auto r = planner.plan(w.pb());
+        REQUIRE(r.best());
+        const plan& pl = r.best()->pl;
+        CHECK(validate(w.pb(), pl, sailor_memory_model{}).ok());
+        int used = 0;
+        pl.for_each_worker([&](std::size_t, std::size_t, std::size_t, const worker_group& x) {
+            CHECK(x.tp <= 2);
+            used += x.tp;
+        });
+        CHECK(used <= 5);
+        CHECK(r.best()->gpus() == used);
+    };
+    check(exact_sailor_planner());
+    check(sailor_planner<>());
 }
 
 TEST_CASE("stage DP: its predicted iteration time is the simulator's, and it matches exhaustive search") {

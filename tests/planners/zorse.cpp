@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <tuple>
 
 #include "../support.hpp"
@@ -260,6 +261,18 @@ TEST_CASE("zorse planner: the optimum of its search space, priced exactly as the
     }
 }
 
+TEST_CASE("microbatch split: extreme times bound the counts without overflow (found by fuzzing)") {
+    // One kind 10^91 times slower than the other (a peak of 311e-92 TFLOP/s did this): the
+    // bound on each kind's count was cast from 10^91 to long long.
+    const test::small_world any;
+    const std::vector<int> counts{1, 2};
+    const std::vector<double> a{1e91, 1e-3}, b{2e91, 2e-3}, ag{0}, agrs{0};
+    const auto got = search::microbatch_split{}.solve(any.pb(), search::microbatch_split_problem{15, counts, a, b, ag, agrs}, max_throughput{}, {});
+    REQUIRE(got);
+    CHECK(got->most[0] == 1);  // the slow GPU takes its one microbatch
+    CHECK(got->total[0] + got->total[1] == 15);
+}
+
 TEST_CASE("microbatch split: exact, by brute force on random groups") {
     test::xorshift gen(20261123);
     const test::small_world any;
@@ -331,17 +344,46 @@ TEST_CASE("zorse planner: tight memory takes more ministages; no plan is never a
     zorse_options one;
     one.max_ministages = 1;
     CHECK_FALSE(test::zorse_run(w.pb(), one).pl);
-    // An empty pool, or a group with fewer microbatches than GPUs at every size (a batch of one
-    // sample, machines of two GPUs): no plan, with a note. (Four samples on eight GPUs do plan:
-    // every group of two sees all four microbatches.)
+    // An empty pool: no plan, with a note. (Four samples on eight GPUs do plan: every group of
+    // two sees all four microbatches.)
     zorse_world none(0, 0, 16);
     const auto e = test::zorse_run(none.pb());
     CHECK_FALSE(e.pl);
     CHECK_FALSE(e.notes.empty());
     CHECK(test::zorse_run(zorse_world(2, 2, 4).pb()).pl);
-    const auto tiny = test::zorse_run(zorse_world(2, 2, 1).pb());
-    CHECK_FALSE(tiny.pl);
-    CHECK_FALSE(tiny.notes.empty());
+}
+
+TEST_CASE("zorse planner: GPUs left out when the whole pool has no plan, with a note (issue 16)") {
+    auto has_note = [](const test::zorse_outcome& r, const std::string& text) {
+        return std::any_of(r.notes.begin(), r.notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+    };
+    auto gpus_of = [](const plan& pl) {
+        int n = 0;
+        pl.for_each_worker([&](std::size_t, std::size_t, std::size_t, const worker_group& x) { n += x.tp; });
+        return n;
+    };
+    // One sample on eight GPUs: every group needs a microbatch per GPU, so the whole pool has
+    // none; the fastest GPU (an F) takes it alone.
+    const zorse_world one_sample(2, 2, 1);
+    const auto tiny = test::zorse_run(one_sample.pb());
+    REQUIRE(tiny.pl);
+    CHECK(gpus_of(*tiny.pl) == 1);
+    CHECK(tiny.pl->pipelines[0].stages[0].workers[0].gpu == one_sample.f);
+    CHECK(has_note(tiny, "global batch 1 < 8 GPUs: planned on the 1 fastest per sample, the other 7 left out"));
+    CHECK(validate(one_sample.pb(), *tiny.pl, zorse_memory_model{}).ok());
+    // S with 2.5 GB: the 2 GiB reserved per GPU leaves too little for any layer's shard and
+    // working memory, so every partition fails in memory; F alone plans.
+    zorse_world small(1, 1, 16);
+    small.hw.gpus[small.s.index()].memory_capacity = gigabytes(2.5);
+    const auto r = test::zorse_run(small.pb());
+    REQUIRE(r.pl);
+    r.pl->for_each_worker([&](std::size_t, std::size_t, std::size_t, const worker_group& x) { CHECK(x.gpu == small.f); });
+    CHECK(has_note(r, "planned without the 2 GPUs of least memory (S)"));
+    // Nothing fits even alone: the note says the fewer GPUs were tried too.
+    small.hw.gpus[small.f.index()].memory_capacity = gigabytes(2.5);
+    const auto none = test::zorse_run(small.pb());
+    CHECK_FALSE(none.pl);
+    CHECK(has_note(none, "fits in memory (Zorse §3.3.3), on the whole pool or on fewer GPUs"));
 }
 
 TEST_CASE("zorse planner: groupings given by hand are planned as given, and checked") {
@@ -407,4 +449,55 @@ TEST_CASE("zorse Phase 1 at scale: no more groups than layers, bounded storage, 
     const auto capped = search::cluster_partitions(w.hw, ms, small);
     CHECK(capped.truncated);
     CHECK(capped.partitions.size() == 5);
+}
+
+TEST_CASE("zorse Phase 1: coordinated even runs beyond max_run_combinations, coarse vertices, the stop polled (issue 16)") {
+    const zorse_world w(6, 6, 48);  // 12 machines of 2 GPUs: classes F and S of 6 machines each
+    const auto ms = machines_of(w.hw, w.hw.pool);
+    search::partition_options classes_only;
+    classes_only.machine_level = false;
+    const auto every = search::cluster_partitions(w.hw, ms, classes_only);
+    search::partition_options coordinated = classes_only;
+    coordinated.max_run_combinations = 1;
+    const auto few = search::cluster_partitions(w.hw, ms, coordinated);
+    // At k = 2 (F | S) every combination is 4 x 4 divisors of 6; coordinated: both cut to the same
+    // run length (4 targets: 12, 6, 4, 2 GPUs) or one cut alone (3 + 3), the whole pair once.
+    CHECK(few.partitions.size() < every.partitions.size());
+    auto runs_of = [&](const search::cluster_partition& p, gpu_type_id t) {
+        std::vector<std::size_t> sizes;
+        for (const auto& g : p)
+            if (ms[std::size_t(g.front())].gpu == t) sizes.push_back(g.size());
+        return sizes;
+    };
+    std::set<std::pair<std::size_t, std::size_t>> seen;  // (runs of F, runs of S) at k = 2
+    for (const auto& p : few.partitions) {
+        std::vector<int> uses(ms.size(), 0);
+        for (const auto& g : p)
+            for (int i : g) ++uses[std::size_t(i)];
+        CHECK(std::all_of(uses.begin(), uses.end(), [](int u) { return u == 1; }));
+        const auto f = runs_of(p, w.f), s = runs_of(p, w.s);
+        const bool one_class_groups = std::all_of(p.begin(), p.end(), [&](const auto& g) {
+            return std::all_of(g.begin(), g.end(), [&](int i) { return ms[std::size_t(i)].gpu == ms[std::size_t(g.front())].gpu; });
+        });
+        if (one_class_groups) seen.insert({f.size(), s.size()});
+    }
+    for (std::size_t d : {1, 2, 3, 6}) {
+        CHECK(seen.count({d, d}) == 1);  // both cut alike
+        CHECK(seen.count({d, 1}) == 1);  // F alone
+        CHECK(seen.count({1, d}) == 1);  // S alone
+    }
+    CHECK(seen.count({2, 3}) == 0);  // a mixed combination: only below max_run_combinations
+    // Beyond class_level_max classes, the vertices are zones (one here), then regions.
+    CHECK(search::coarse_vertices(w.hw, ms, 2).size() == 2);
+    CHECK(search::coarse_vertices(w.hw, ms, 1).size() == 1);
+    search::partition_options coarse = classes_only;
+    coarse.class_level_max = 1;
+    const auto whole = search::cluster_partitions(w.hw, ms, coarse);
+    REQUIRE(whole.partitions.size() == 1);
+    CHECK(whole.partitions[0].size() == 1);  // one group of every machine
+    // A stop condition already past ends Phase 1 at once, and says so.
+    const stop_condition late{{}, stop_condition::clock::now()};
+    const auto stopped = search::cluster_partitions(w.hw, ms, classes_only, &late);
+    CHECK(stopped.stopped);
+    CHECK(stopped.partitions.empty());
 }

@@ -18,6 +18,7 @@ inline constexpr int max_vocab = 1 << 24;
 
 inline constexpr double max_gpu_memory_bytes = 1e15;  ///< 1 PB per GPU
 inline constexpr double max_peak_flops = 1e18;        ///< 1 EFLOP/s per GPU
+inline constexpr double min_peak_flops = 1e9;         ///< 1 GFLOP/s: below is a unit slip (0 stays "unknown")
 inline constexpr double max_layer_elems = 1e15;       ///< parameters or activations of one layer, per sample
 inline constexpr double max_layer_flops = 1e21;       ///< forward FLOPs of one layer, per sample
 inline constexpr double max_bandwidth = 1e15;         ///< bytes/s of one link

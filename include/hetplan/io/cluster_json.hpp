@@ -44,7 +44,8 @@ inline gpu_spec read_gpu(const cursor& c) {
         peaks->for_each_member([&](const std::string& key, const cursor& v) {
             auto t = parse_dtype(key);
             if (!t) v.fail("unknown dtype '" + key + "'");
-            g.with_peak(*t, teraflops(v.non_negative(limits::max_peak_flops / 1e12)));
+            // A tiny peak is a unit slip: 311e-92 made layer times of 1e91 s (fuzzing, issue 16).
+            g.with_peak(*t, teraflops(v.zero_or_within(limits::min_peak_flops / 1e12, limits::max_peak_flops / 1e12)));
         });
     return g;
 }

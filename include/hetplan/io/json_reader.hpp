@@ -203,6 +203,16 @@ public:
     /// The same, at most `max` (a limit of core/limits.hpp, so that no unit overflows).
     [[nodiscard]] double positive(double max) const { return at_most(positive(), max); }
     [[nodiscard]] double non_negative(double max) const { return at_most(non_negative(), max); }
+    /// 0 (unknown), or in [min, max].
+    [[nodiscard]] double zero_or_within(double min, double max) const {
+        const double v = non_negative(max);
+        if (v > 0 && v < min) {
+            std::ostringstream m;
+            m << v << " is below the limit " << min << " (0 means unknown; docs/formats.md, limits)";
+            fail(m.str());
+        }
+        return v;
+    }
     /// A number of magnitude at most `max` (fits, whose terms may be negative).
     [[nodiscard]] double bounded(double max) const {
         const double v = number();

@@ -1,7 +1,7 @@
 #pragma once
 // Sailor's planner (Sailor §4.2): joint resource allocation and heterogeneous 3D parallelism, as
 // a composition of search pieces, each a template parameter with the paper's choice as default:
-//   domain    cells of whole nodes per (GPU type, zone); H1 TP within a node; Zones: H6 merges
+//   domain    cells of GPUs per (GPU type, zone); H1 TP within a node; Zones: H6 merges
 //             a region's zones (search::h6_merge_zones) or keeps them (search::keep_zones)
 //   space     search::sailor_space: pipeline degree x microbatch size (Sailor's even partition)
 //   typing    Typing: Sailor's TP levels (search::pinned_tp) or every degree (search::free_tp)
@@ -109,7 +109,6 @@ public:
         if (memory_.zero_stage > 0) run.note("ZeRO stage " + std::to_string(memory_.zero_stage) + ": state sharded over each stage's replicas, synchronised as an all-reduce's volume");
         pruners_.begin(pb);
         const search::sailor_domain d = search::make_sailor_domain(pb, zones_, search::h1_tp_within_node{});
-        if (d.cells.ignored_gpus > 0) run.note(std::to_string(d.cells.ignored_gpus) + " GPUs of partial nodes were left out");
         if constexpr (requires { solver_.set_memory_limit(std::size_t{}); }) solver_.set_memory_limit(opt_.dp_memory);
         const search::dp_stats before = solver_stats();
         seen_.clear();
@@ -336,7 +335,7 @@ private:
     template <class Run>
     void explain_no_plan(Run& run, const search::sailor_domain& d) {
         if (d.cells.cells.empty()) {
-            run.note("no plan: the pool has no whole node of a GPU type the model's profiles and H1's TP degrees can use");
+            run.note("no plan: the pool has no GPU of a type the model's profiles and H1's TP degrees can use");
             return;
         }
         if (auto why = search::memory_binds(run.pb(), d, opt_.space.candidates(run.pb()), sim_.memory, memory_)) {

@@ -68,21 +68,99 @@ public:
 private:
     template <class Run>
     [[nodiscard]] plan_result run_search(const problem& pb, Run& run) {
+        const std::size_t priced = solver_.configurations;
+        const pass first = search_pool(pb, run);
+        std::size_t partitions = first.partitions;
+        bool found = run.best() < std::numeric_limits<double>::infinity();
+        // Zorse plans on every GPU (§3.3); when that finds nothing, on fewer: the pools of
+        // leave_out, each tried until one has a plan.
+        if (!found && !first.empty && !run.stopping())
+            for (const auto& [pool, why] : leave_out(pb)) {
+                const pass p = search_pool(pb.with_pool(pool), run);
+                partitions += p.partitions;
+                if (run.best() < std::numeric_limits<double>::infinity()) {
+                    run.note(why);
+                    found = true;
+                    break;
+                }
+                if (run.stopping()) break;
+            }
+        run.stats().counters = {{"partitions", partitions}, {"configurations", solver_.configurations - priced}};
+        if (!found && !first.empty && !run.stopping())
+            run.note(first.refused ? "no configuration is admitted by the objective's constraints (budget, minimum throughput)"
+                     : first.fits_shape ? "no partition, microbatch size and ministage count fits in memory (Zorse §3.3.3), on the whole pool or on fewer GPUs"
+                                        : "every partition has a group with more GPUs than microbatches (global batch " + std::to_string(pb.job.global_batch) +
+                                              "): each GPU of a group takes at least one (Zorse §3.3.3), on the whole pool or on fewer GPUs");
+        return run.finish(std::string(name()));
+    }
+
+    /// What one search over a pool saw.
+    struct pass {
+        bool empty = false;       ///< no GPU in the pool
+        std::size_t partitions = 0;
+        bool refused = false;     ///< the objective refused a configuration
+        bool fits_shape = false;  ///< some candidate had a microbatch for every GPU of its groups
+    };
+
+    /// Phase 1 on `pb`'s pool, then Phase 2 on each candidate; plans go to `run`.
+    template <class Run>
+    pass search_pool(const problem& pb, Run& run) {
         const search::zorse_space space{opt_.partition, opt_.partitions, opt_.microbatch_sizes};
-        const auto data = space.prepare(pb);
-        if (data->machines.empty()) run.note("no GPU in the pool");
+        const auto data = space.prepare(pb, &run.stop());
+        pass out;
+        out.empty = data->machines.empty();
+        if (out.empty) run.note("no GPU in the pool");
         if (data->phase1.truncated) run.note("Phase 1: candidate partitions capped at " + std::to_string(data->phase1.partitions.size()) + " (partition_options::max_candidates, max_stored_machines)");
         state st(pb, data->machines);
-        const std::size_t priced = solver_.configurations, refused = solver_.refused;
+        const std::size_t refused = solver_.refused, shaped = solver_.shaped;
         for (const search::zorse_choice& c : search::zorse_space::over(data)) {
             if (run.stopping()) break;
-            candidate(run, st, c);
+            candidate(run, pb, st, c);
         }
-        run.stats().counters = {{"partitions", data->phase1.partitions.size()}, {"configurations", solver_.configurations - priced}};
-        if (run.best() == std::numeric_limits<double>::infinity() && !data->machines.empty() && !run.stopping())
-            run.note(solver_.refused > refused ? "no configuration is admitted by the objective's constraints (budget, minimum throughput)"
-                                               : "no partition, microbatch size and ministage count fits in memory (Zorse §3.3.3)");
-        return run.finish(std::string(name()));
+        out.partitions = data->phase1.partitions.size();
+        out.refused = solver_.refused > refused;
+        out.fits_shape = solver_.shaped > shaped;
+        return out;
+    }
+
+    /// Smaller pools to plan on when the whole pool has no plan, in the order tried:
+    /// - with more GPUs than samples per iteration, the B GPUs fastest per sample (microbatch
+    ///   size 1; ties by GPU type, then zone): one group of them can take the batch;
+    /// - without the GPU type of least memory, then the two least, ...: a GPU too small for
+    ///   any configuration sinks every partition it is in (and fewer GPUs may meet a budget).
+    [[nodiscard]] std::vector<std::pair<resource_pool, std::string>> leave_out(const problem& pb) const {
+        std::vector<std::pair<resource_pool, std::string>> out;
+        const resource_pool& all = pb.pool();
+        std::vector<gpu_type_id> types;
+        for (std::size_t t = 0; t < pb.hw.gpus.size(); ++t)
+            if (all.total(gpu_type_id{t}) > 0) types.push_back(gpu_type_id{t});
+        const int B = pb.job.global_batch, gpus = all.total();
+        if (gpus > B) {
+            zorse_layer_table table;
+            std::vector<std::pair<double, gpu_type_id>> order;
+            for (gpu_type_id t : types) order.emplace_back(table.whole(table.add(pb, t, 1, true)), t);
+            std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+            resource_pool kept(pb.hw.gpus.size(), pb.hw.zones.size());
+            int keep = B;
+            for (const auto& [time, t] : order)
+                for (std::size_t z = 0; z < pb.hw.zones.size() && keep > 0; ++z) {
+                    const int n = std::min(keep, all.available(t, zone_id{z}));
+                    kept.set(t, zone_id{z}, n);
+                    keep -= n;
+                }
+            out.emplace_back(kept, "global batch " + std::to_string(B) + " < " + std::to_string(gpus) + " GPUs: planned on the " + std::to_string(B) +
+                                       " fastest per sample, the other " + std::to_string(gpus - B) + " left out (no plan on all of them)");
+        }
+        std::stable_sort(types.begin(), types.end(), [&](gpu_type_id a, gpu_type_id b) { return pb.hw.gpu(a).memory().value < pb.hw.gpu(b).memory().value; });
+        resource_pool pool = all;
+        std::string names;
+        for (std::size_t i = 0; i + 1 < types.size(); ++i) {
+            for (std::size_t z = 0; z < pb.hw.zones.size(); ++z) pool.set(types[i], zone_id{z}, 0);
+            names += (i ? ", " : "") + std::string(pb.hw.gpu(types[i]).name());
+            out.emplace_back(pool, "no plan on all " + std::to_string(gpus) + " GPUs: planned without the " + std::to_string(gpus - pool.total()) +
+                                       " GPUs of least memory (" + names + ")");
+        }
+        return out;
     }
 
     /// What candidates share: machines, each group's collectives (per distinct group), the layer
@@ -98,8 +176,7 @@ private:
     };
 
     template <class Run>
-    void candidate(Run& run, state& st, const search::zorse_choice& c) {
-        const problem& pb = run.pb();
+    void candidate(Run& run, const problem& pb, state& st, const search::zorse_choice& c) {
         run.candidate(c);
         groups_.clear();
         rows_.clear();
@@ -111,7 +188,11 @@ private:
         std::stable_sort(groups_.begin(), groups_.end(), [](const auto* a, const auto* b) { return a->ring_bandwidth > b->ring_bandwidth; });
         for (const zorse_group_comm* g : groups_) {
             rows_.emplace_back();
-            for (const machine& m : g->ring) rows_.back().push_back(st.table.add(pb, m.gpu, c.m, true));
+            std::size_t row = 0;
+            for (std::size_t i = 0; i < g->ring.size(); ++i) {  // one lookup per run of alike GPUs
+                if (i == 0 || g->ring[i].gpu != g->ring[i - 1].gpu) row = st.table.add(pb, g->ring[i].gpu, c.m, true);
+                rows_.back().push_back(row);
+            }
         }
         const search::zorse_candidate<Pruners> cand{groups_, rows_, c.m, st.usd_per_second, &st.table, &pruners_};
         const auto sol = solver_.solve(pb, cand, run.objective(), run.limits());

@@ -1,6 +1,6 @@
 #pragma once
 // What a search allocates: GPUs of one type in one zone ("cells", Sailor §4.2.2: resources as a
-// map of GPU types and zones), in worker order (zone, then type), counted in whole nodes.
+// map of GPU types and zones), in worker order (zone, then type), counted in GPUs.
 // H6 merges the zones of a region into one cell per type (see prune/h6_merge_zones.hpp).
 // Also the kinds of candidate a stage DP judges with pruners: a stage's typing (which GPU types
 // serve it, at which TP) and a stage's placement (the cells its replicas come from, as far as
@@ -32,7 +32,7 @@ struct resource_cell {
     zone_id zone{};          ///< the zone (with H6: the region's first zone, standing for all)
     region_id region{};
     std::uint8_t type = 0;   ///< index into the search's GPU types
-    int capacity = 0;        ///< GPUs, whole nodes only
+    int capacity = 0;        ///< GPUs, the partial node included
     /// The real zones behind the cell and their GPUs (one unless H6 merged them).
     boost::container::small_vector<std::pair<zone_id, int>, 4> zones;
 };
@@ -40,7 +40,6 @@ struct resource_cell {
 struct cell_set {
     std::vector<resource_cell> cells;
     std::vector<gpu_type_id> types;
-    int ignored_gpus = 0;    ///< GPUs of partial nodes, which the search leaves out
 };
 
 /// A typing of stage `stage` of a `stages`-stage pipeline: the TP degree of each GPU type that
@@ -63,8 +62,13 @@ struct stage_placement {
     const cell_set* domain = nullptr;
 };
 
-/// Cells of every (type, zone) with at least one whole node of `pool`, in (zone, type) order.
+/// Cells of every (type, zone) with GPUs in `pool`, in (zone, type) order, counted in GPUs.
 /// `usable(type)` filters GPU types (e.g. those with no TP degree that could ever fit).
+/// Counting GPUs is exact for TP degrees that are powers of two dividing the node size (H1):
+/// TP groups taken largest first fill whole nodes exactly (the room left in a node is a
+/// multiple of the next group), so any groups whose GPUs sum to at most a zone's GPUs fit its
+/// whole nodes and its one partial node; a group larger than the partial node is refused by
+/// the count where the partial node is all there is.
 template <class Usable>
 [[nodiscard]] cell_set make_cells(const cluster& hw, const resource_pool& pool, Usable&& usable) {
     cell_set out;
@@ -73,15 +77,12 @@ template <class Usable>
             const gpu_type_id gid{g};
             const zone_id zid{z};
             const int have = pool.available(gid, zid);
-            const int per_node = hw.gpus_per_node(gid);
-            const int whole = have / per_node * per_node;
-            out.ignored_gpus += have - whole;
-            if (whole == 0 || !usable(gid)) continue;
+            if (have == 0 || !usable(gid)) continue;
             auto t = std::find(out.types.begin(), out.types.end(), gid);
             if (t == out.types.end()) {
                 if (out.types.size() == max_types)
                     throw input_error("search: the pool has more than " + std::to_string(max_types) +
-                                      " GPU types with whole nodes; a Sailor-style search handles at most " + std::to_string(max_types) +
+                                      " GPU types; a Sailor-style search handles at most " + std::to_string(max_types) +
                                       " at once (each stage's typing is a subset of them): restrict the pool to the types worth "
                                       "using, or plan with zorse or cephalo, which take any number");
                 t = out.types.insert(out.types.end(), gid);
@@ -91,8 +92,8 @@ template <class Usable>
             c.zone = zid;
             c.region = hw.region_of(zid);
             c.type = static_cast<std::uint8_t>(t - out.types.begin());
-            c.capacity = whole;
-            c.zones.emplace_back(zid, whole);
+            c.capacity = have;
+            c.zones.emplace_back(zid, have);
             out.cells.push_back(c);
         }
     if (out.cells.size() > max_cells)
@@ -101,7 +102,7 @@ template <class Usable>
     return out;
 }
 
-/// What a Sailor search allocates from: the cells of whole nodes per (GPU type, zone) of the
+/// What a Sailor search allocates from: the cells of GPUs per (GPU type, zone) of the
 /// types H1 can use (`tps`: their TP degrees), transformed by `zones` (H6 merges a region's
 /// zones, keep_zones does not), and how many GPUs they hold.
 struct sailor_domain {

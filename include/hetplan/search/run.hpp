@@ -29,6 +29,8 @@ namespace hetplan::search {
 
 /// Plans within this relative distance of the best are ordered by the objective's tie-break.
 inline constexpr double tie_tolerance = 1e-3;
+/// The note of a search that stopped before it finished (callers that know why replace it).
+inline constexpr const char* stopped_note = "stopped early: the best plans found so far";
 
 template <class O, class... Hooks>
 class search_run {
@@ -138,7 +140,7 @@ public:
         out.stats = std::move(stats_);
         out.notes = std::move(notes_);
         out.stopped = stopped_;
-        if (stopped_) out.notes.push_back("stopped early: the best plans found so far");
+        if (stopped_) out.notes.emplace_back(stopped_note);
         out.elapsed = seconds{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count()};
         return out;
     }

@@ -132,8 +132,9 @@ struct zorse_group_comm {
     std::vector<double> ag, rs;     ///< prefix sums over layers
 
     zorse_group_comm(const problem& pb, std::vector<machine> gpus) : ring(std::move(gpus)) {
+        // The ring lists its GPUs machine by machine: a machine's GPUs are adjacent.
         for (const machine& m : ring)
-            if (std::find(distinct.begin(), distinct.end(), m) == distinct.end()) distinct.push_back(m);
+            if (distinct.empty() || !(distinct.back() == m)) distinct.push_back(m);
         const int n = static_cast<int>(ring.size());
         // A ring step waits for its slowest edge; edges share few distinct links (the machine's
         // interconnect, the network between machines), so each layer prices those only.

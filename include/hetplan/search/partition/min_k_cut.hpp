@@ -20,6 +20,7 @@
 #include <boost/graph/stoer_wagner_min_cut.hpp>
 
 #include "hetplan/core/error.hpp"
+#include "hetplan/core/stop.hpp"
 
 namespace hetplan::search {
 
@@ -165,9 +166,12 @@ public:
     [[nodiscard]] int last_k() const { return first_k_ + static_cast<int>(labels_.size()) - 1; }
 
     using cut_function = two_cut (*)(const weighted_graph&, const std::vector<int>&);
+    [[nodiscard]] bool stopped() const { return stopped_; }  ///< `stop` ended the pass before max_k
+
     /// Runs SPLIT on g, finding minimum 2-cuts with `cut`, up to `max_k` parts (Zorse never
-    /// needs more groups than layers).
-    explicit k_cut_sequence(const weighted_graph& g, cut_function cut = minimum_two_cut, int max_k = std::numeric_limits<int>::max()) {
+    /// needs more groups than layers); `stop` is polled before each 2-cut.
+    explicit k_cut_sequence(const weighted_graph& g, cut_function cut = minimum_two_cut, int max_k = std::numeric_limits<int>::max(),
+                            const stop_condition* stop = nullptr) {
         const int n = g.size();
         std::vector<int> label(static_cast<std::size_t>(n), -1);
         std::vector<std::vector<int>> parts;
@@ -186,12 +190,13 @@ public:
         if (n == 0) return;
         std::vector<two_cut> best(parts.size());
         auto cut_of = [&](std::size_t p) {
-            best[p] = parts[p].size() >= 2 ? cut(g, parts[p]) : two_cut{std::numeric_limits<double>::infinity(), {}, {}};
+            if (parts[p].size() >= 2 && stop && stop->requested()) stopped_ = true;
+            best[p] = parts[p].size() >= 2 && !stopped_ ? cut(g, parts[p]) : two_cut{std::numeric_limits<double>::infinity(), {}, {}};
         };
         for (std::size_t p = 0; p < parts.size(); ++p) cut_of(p);
         double removed = 0;
         record(parts, n, removed);
-        while (static_cast<int>(parts.size()) < std::min(n, max_k)) {
+        while (static_cast<int>(parts.size()) < std::min(n, max_k) && !stopped_) {
             // The lightest cut; ties go to the part with the smallest vertex.
             std::size_t p = 0;
             for (std::size_t q = 1; q < parts.size(); ++q)
@@ -201,9 +206,9 @@ public:
             parts[p] = std::move(c.side_a);
             parts.push_back(std::move(c.side_b));
             best.emplace_back();
+            record(parts, n, removed);
             cut_of(p);
             cut_of(parts.size() - 1);
-            record(parts, n, removed);
         }
     }
 
@@ -220,6 +225,7 @@ private:
     }
 
     int first_k_ = 1;
+    bool stopped_ = false;
     std::vector<std::vector<int>> labels_;
     std::vector<double> weight_;
 };

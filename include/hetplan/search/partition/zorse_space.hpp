@@ -37,12 +37,13 @@ struct zorse_space {
         std::vector<int> sizes;
     };
 
-    /// Phase 1 and the microbatch sizes for a problem (what candidates() ranges over).
-    [[nodiscard]] std::shared_ptr<const data> prepare(const problem& pb) const {
+    /// Phase 1 and the microbatch sizes for a problem (what candidates() ranges over); `stop`
+    /// may end Phase 1 early (`phase1.stopped`).
+    [[nodiscard]] std::shared_ptr<const data> prepare(const problem& pb, const stop_condition* stop = nullptr) const {
         auto d = std::make_shared<data>();
         d->machines = machines_of(pb.hw, pb.pool());
         if (!d->machines.empty())
-            d->phase1 = given.empty() ? cluster_partitions(pb.hw, d->machines, phase1_options(pb)) : partition_candidates{checked(d->machines.size()), false};
+            d->phase1 = given.empty() ? cluster_partitions(pb.hw, d->machines, phase1_options(pb), stop) : partition_candidates{checked(d->machines.size())};
         d->sizes = microbatch_sizes;
         const int B = pb.job.global_batch;
         if (d->sizes.empty())

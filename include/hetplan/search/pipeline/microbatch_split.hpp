@@ -160,7 +160,11 @@ struct microbatch_split {
             // A kind's count u costs at least u x (its time through every ministage), so none is
             // useful at or beyond best / that: later kinds can cover at most so much, which
             // bounds u_k from below, and u_k itself from above.
-            auto most = [&](std::size_t j) { return static_cast<long long>(std::ceil(best_t * (1 + 1e-9) / per_microbatch(p, j))); };
+            // Capped at M (no kind needs more), so extreme times do not overflow the count.
+            auto most = [&](std::size_t j) {
+                const double x = std::ceil(best_t * (1 + 1e-9) / per_microbatch(p, j));
+                return x < double(M) ? static_cast<long long>(x) : static_cast<long long>(M);
+            };
             long long later = 0;
             for (std::size_t j = k + 1; j < K; ++j) later += p.counts[j] * std::max(1LL, most(j));
             const long long need = M - covered - later;

@@ -106,6 +106,7 @@ public:
     Split split{};
     std::size_t configurations = 0;  ///< (candidate, S) priced so far
     std::size_t refused = 0;         ///< of which the objective's constraints did not admit
+    std::size_t shaped = 0;          ///< candidates whose every group has a microbatch per GPU
 
     [[nodiscard]] static constexpr const char* name() { return "Zorse phase 2"; }
 
@@ -116,6 +117,7 @@ public:
         const int L = pb.model.num_layers(), M = pb.job.global_batch / c.m;
         if (G == 0 || static_cast<int>(G) > L) return std::nullopt;
         if (!zorse_shape(c, M)) return std::nullopt;
+        ++shaped;
         double floor = 0;  // the busiest GPU's compute over its group's layers
         for (std::size_t g = 0; g < G; ++g) floor = std::max(floor, busiest_[g] * layers_[g] / double(L));
         if (!(o.value(objective_terms{floor, floor * c.usd_per_second, 0, 0, 0}) < lim.cutoff)) return std::nullopt;
@@ -123,6 +125,7 @@ public:
         double best_v = lim.cutoff;
         const int S_max = std::min(*std::min_element(layers_.begin(), layers_.end()), max_ministages > 0 ? max_ministages : L);
         for (int S = min_ministages; S <= S_max; ++S) {
+            if (lim.stop && lim.stop->requested()) break;  // a configuration of 10^5 GPUs takes ms
             if (!configure(pb, c, S, M)) continue;
             build_zorse_load(load_, *c.table, inputs_);
             ++configurations;

@@ -1,8 +1,8 @@
 #pragma once
 // H1 (Sailor §4.2.1): tensor parallelism stays within a node, so a TP group is one GPU type.
 // The TP degrees a type can use are the profiled (or estimable) degrees that are powers of two
-// dividing its node size: such groups always pack into whole nodes, so resources can be
-// counted in GPUs without tracking nodes.
+// dividing its node size: such groups always pack into a zone's nodes when their GPUs do (see
+// make_cells), so resources can be counted in GPUs without tracking nodes.
 #include <vector>
 
 #include "hetplan/plan/problem.hpp"

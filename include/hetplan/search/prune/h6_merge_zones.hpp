@@ -16,7 +16,6 @@ struct h6_merge_zones {
     [[nodiscard]] cell_set operator()(const cell_set& in) const {
         cell_set out;
         out.types = in.types;
-        out.ignored_gpus = in.ignored_gpus;
         for (const auto& c : in.cells) {
             auto it = std::find_if(out.cells.begin(), out.cells.end(),
                                    [&](const resource_cell& o) { return o.region == c.region && o.gpu == c.gpu; });

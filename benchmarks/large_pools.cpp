@@ -1,0 +1,56 @@
+// Large pools and stopping (issue 16): Zorse on 128 to 512 single-GPU machines and on 10^5 GPUs,
+// and how long each reference planner takes to return once its stop condition fires (deadline
+// minus the measured return time, printed per planner; the Catch2 mean includes the deadline).
+#define CATCH_CONFIG_ENABLE_BENCHMARKING
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "hetplan/planners/registry.hpp"
+#include "pools.hpp"
+
+using namespace hetplan;
+
+namespace {
+
+/// bench::mixed_pool at global batch 1,024.
+fixtures::planning_example pool(int zones, int per, int per_node) { return bench::mixed_pool(zones, per, per_node, 1024); }
+
+}  // namespace
+
+TEST_CASE("Zorse on single-GPU machines: 128 to 512, and 10^5 GPUs (issue 16: 512 in <= 1 s)") {
+    for (int machines : {128, 256, 512}) {
+        const auto in = pool(2, machines / 8, 1);
+        BENCHMARK("Zorse, " + std::to_string(machines) + " single-GPU machines, 4 types x 2 zones") {
+            return zorse_planner<>().plan(in.as_problem()).plans.size();
+        };
+    }
+    const auto huge = pool(2, 12500, 1);
+    BENCHMARK("Zorse, 10^5 single-GPU machines (batch 1,024: plans on the fastest 1,024)") {
+        return zorse_planner<>().plan(huge.as_problem()).plans.size();
+    };
+}
+
+TEST_CASE("Stop latency: every planner returns within 0.1 s of its deadline (issue 16)") {
+    // Large enough that no search finishes within the deadline: 2,048 GPUs in 8-GPU nodes, and
+    // 10^5 single-GPU machines.
+    const auto nodes = pool(4, 128, 8), machines = pool(2, 12500, 1);
+    for (const auto* in : {&nodes, &machines}) {
+        const std::string at = in == &nodes ? "2,048 GPUs" : "10^5 machines";
+        for (auto p : builtin_planners()) {
+            double worst = 0;
+            BENCHMARK(p.name() + ", " + at + ", deadline 100 ms") {
+                planning_request rq;
+                rq.stop = stop_condition::after(std::chrono::milliseconds(100));
+                const auto r = p.plan(in->as_problem(), rq);
+                worst = std::max(worst, std::chrono::duration<double>(stop_condition::clock::now() - rq.stop.deadline).count());
+                return r.plans.size();
+            };
+            std::printf("%s, %s: returned at most %.1f ms after the deadline\n", std::string(p.name()).c_str(), at.c_str(), worst * 1e3);
+        }
+    }
+}
