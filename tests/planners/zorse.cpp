@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "../support.hpp"
+#include "hetplan/fixtures/example.hpp"
 #include "hetplan/planners/zorse.hpp"
 #include "../planner_outcomes.hpp"
 #include "hetplan/search/pipeline/ministages.hpp"
@@ -500,4 +501,31 @@ TEST_CASE("zorse Phase 1: coordinated even runs beyond max_run_combinations, coa
     const auto stopped = search::cluster_partitions(w.hw, ms, classes_only, &late);
     CHECK(stopped.stopped);
     CHECK(stopped.partitions.empty());
+}
+
+TEST_CASE("zorse planner: a group of more GPU types than the exact split takes uses Zorse's rule (issue 16)") {
+    // 17 types, one GPU each (found with 200 types x 5 zones: "microbatch split: 1 to 16 kinds"
+    // reached the user).
+    cluster hw;
+    const zone_id z = hw.add_zone("r1-a");
+    for (int t = 0; t < 17; ++t) {
+        gpu_spec g = fixtures::a100_40();
+        g.type_name = "G" + std::to_string(t);
+        g.with_peak(dtype::fp16, teraflops(100 + 10 * t));
+        hw.pool.set(hw.add_gpu(g, 1), z, 1);
+    }
+    hw.network.set_default(alpha_beta_link{seconds{1e-5}, gigabits_per_second(100)});
+    job_spec job;
+    job.global_batch = 64;
+    job.sequence_length = 128;
+    job.prec = precision::fp16_mixed;
+    profile_table profiles;
+    profiles.enable_analytical({});
+    const problem pb{hw, fixtures::tiny_gpt(), job, profiles};
+    const auto r = test::zorse_run(pb);
+    REQUIRE(r.pl);
+    CHECK(validate(pb, *r.pl, zorse_memory_model{}).ok());
+    int gpus = 0;
+    r.pl->for_each_worker([&](std::size_t, std::size_t, std::size_t, const worker_group& x) { gpus += x.tp; });
+    CHECK(gpus == 17);
 }

@@ -185,7 +185,7 @@ private:
 
     /// The exact split of group g's M microbatches for its ministages (kinds: GPUs alike in row).
     /// Its term is a time, whatever the plan's objective (every objective is monotone in it).
-    /// One kind: spread evenly, whatever the ministages.
+    /// One kind: spread evenly, whatever the ministages; more kinds than max_split_kinds: Zorse's rule.
     template <class Pruners>
     bool split_group(const problem& pb, const zorse_candidate<Pruners>& c, std::size_t g, double p2p, int M) {
         const auto& rows = c.rows[g];
@@ -195,6 +195,9 @@ private:
             if (it == kinds_.end()) kinds_.push_back(row), counts_.push_back(1);
             else ++counts_[static_cast<std::size_t>(it - kinds_.begin())];
         }
+        // Beyond the exact split's kinds (a group of 17+ GPU types): Zorse's proportional rule,
+        // which zorse_shape left in n_[g].
+        if (kinds_.size() > max_split_kinds) return true;
         if (kinds_.size() == 1) {
             const int n = static_cast<int>(rows.size());
             if (M < n) return false;
