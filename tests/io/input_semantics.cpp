@@ -236,8 +236,14 @@ TEST_CASE("a missing link or a batch past Cephalo's DP is a note naming the fiel
         CHECK(has(all_notes(r), "the cluster's network has no link from A100-40 x1 in z-a to A100-40 x1 in z-a (add network.default"));
     }
     hw.network.set_default(alpha_beta_link{seconds{1e-5}, gigabits_per_second(100)});
+    // Above 65,535 samples Cephalo's DP counts units of several samples (issue 16; it refused
+    // before); a batch no unit of at most 1,024 samples divides is refused with the reason.
     job.global_batch = 70'000;
     const plan_result r = planner_named("cephalo").plan(pb, planning_request{});
-    CHECK(r.plans.empty());
-    CHECK(has(all_notes(r), "global batch 70000: Cephalo's batch DP (Eq. 4) takes at most 65535"));
+    CHECK_FALSE(r.plans.empty());
+    CHECK(has(all_notes(r), "global batch 70000 > 65535: the batch DP (Eq. 4) runs on 3500 units of 20 samples"));
+    job.global_batch = 65'537;  // prime
+    const plan_result none = planner_named("cephalo").plan(pb, planning_request{});
+    CHECK(none.plans.empty());
+    CHECK(has(all_notes(none), "global batch 65537: Cephalo's batch DP (Eq. 4) takes at most 65535 units"));
 }

@@ -355,6 +355,33 @@ TEST_CASE("cephalo planner: a valid plan, faster GPUs take more batch, determini
     CHECK(test::cephalo_run(pb, cephalo_options{0.8, w.mem, 64, false}).pl == r.pl);
 }
 
+TEST_CASE("cephalo planner: a global batch of 10^6 in units of 250 samples; a prime above 65535 says why (issue 16)") {
+    fsdp_world w(2, 2, 1'000'000);
+    cephalo_options opt;
+    opt.compute_memory = w.mem;
+    const auto r = test::cephalo_run(w.pb(), opt);
+    REQUIRE(r.pl);
+    CHECK(validate(w.pb(), *r.pl, cephalo_memory_model{w.mem}).ok());
+    const auto& ws = r.pl->pipelines[0].stages[0].workers;
+    REQUIRE(ws.size() == 4);
+    long long batch = 0;
+    for (const auto& x : ws) {
+        batch += x.batch();
+        CHECK(x.num_microbatches % 250 == 0);
+    }
+    CHECK(batch == 1'000'000);
+    // 4 GPUs: at most max(4,096, 64 x 4) units, so the smallest divisor of 10^6 leaving at most
+    // 4,096 units is 250 (4,000 units). F is twice as fast as S: each F takes twice an S's
+    // samples, to within a unit.
+    CHECK(double(ws[0].batch()) / double(ws[2].batch()) == doctest::Approx(2.0).epsilon(0.01));
+    CHECK(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) { return n.find("4000 units of 250 samples") != std::string::npos; }));
+    // 65,537 is prime: no unit of at most 1,024 samples divides it.
+    w.job.global_batch = 65537;
+    const auto none = test::cephalo_run(w.pb(), opt);
+    CHECK_FALSE(none.pl);
+    CHECK(std::any_of(none.notes.begin(), none.notes.end(), [](const std::string& n) { return n.find("no divisor up to 1024") != std::string::npos; }));
+}
+
 TEST_CASE("cephalo planner: memory limits force accumulation; the ablation baselines (§4.4)") {
     // 128 samples: without accumulation S would take about 21 (1 + 10.5 GB compute > 9.6 GB
     // usable, 80% of 12 GB). Layers of 6e8 parameters: 38.4 GB of state, 9.6 GB per GPU if

@@ -48,9 +48,10 @@ public:
     template <concepts::objective O, class... Hooks>
     [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq) {
         search::search_run run(pb, rq, 2);
-        if (pb.job.global_batch > search::max_dp_batch) {
+        if (dp_granularity(pb.job.global_batch, pb.pool().total()) == 0) {
             run.note("global batch " + std::to_string(pb.job.global_batch) + ": Cephalo's batch DP (Eq. 4) takes at most " +
-                     std::to_string(search::max_dp_batch) + " samples per iteration");
+                     std::to_string(search::max_dp_batch) + " units, and no divisor up to " + std::to_string(max_granularity) +
+                     " makes units of it (a batch with small factors, e.g. 10^6 = 16 x 62,500, does)");
             return run.finish(std::string(name()));
         }
         // Every GPU is in the FSDP ring: it needs every link.
@@ -63,15 +64,19 @@ private:
     [[nodiscard]] plan_result run_search(const problem& pb, Run& run) {
         std::vector<std::string> notes;
         cephalo_inputs in = make_cephalo_inputs(pb, opt_, notes);
-        const int B = pb.job.global_batch, all = in.dp.gpus();
+        const int B = in.dp.batch, g = in.granularity, all = in.dp.gpus();
+        if (g > 1)
+            run.note("global batch " + std::to_string(pb.job.global_batch) + " > " + std::to_string(search::max_dp_batch) + ": the batch DP (Eq. 4) runs on " +
+                     std::to_string(B) + " units of " + std::to_string(g) + " samples, so microbatch counts are multiples of " + std::to_string(g));
         resource_pool kept;
         if (all > B) {
-            // Every GPU of Eq. 4 takes at least one sample (I): with fewer samples than GPUs,
-            // plan on the B GPUs fastest at one sample and leave the rest out.
+            // Every GPU of Eq. 4 takes at least one sample (I): with fewer samples (units) than
+            // GPUs, plan on the B GPUs fastest at one sample and leave the rest out.
             kept = fastest_gpus(pb, in, B);
             notes.clear();
-            in = make_cephalo_inputs(pb.with_pool(kept), opt_, notes);
-            run.note("global batch " + std::to_string(B) + " < " + std::to_string(all) + " GPUs: every GPU needs a sample (Cephalo §2.4), so " +
+            in = make_cephalo_inputs(pb.with_pool(kept), opt_, notes, g);
+            run.note("global batch " + std::to_string(pb.job.global_batch) + (g > 1 ? " (" + std::to_string(B) + " units)" : std::string()) + " < " +
+                     std::to_string(all) + " GPUs: every GPU needs a " + (g > 1 ? "unit" : "sample") + " (Cephalo §2.4), so " +
                      std::to_string(all - B) + " of them, the slowest per sample, are left out");
         }
         for (auto& n : notes) run.note(std::move(n));
@@ -134,10 +139,12 @@ private:
         bool even_fits = true;
         for (std::size_t i = 0; i < used.size(); ++i) even_fits = even_fits && used[i] + even <= cap[i];
         const cephalo_simulator sim{cephalo_memory_model{in.memory}, opt_.time, {}};
-        hetplan::plan pl = make_fsdp_plan(pb, in.workers, a.gpus, search::water_fill(used, cap, state).shares, opt_.usable_fraction);
+        std::vector<search::gpu_share> gpus = a.gpus;  // units of the DP's batch back to microbatches
+        for (auto& x : gpus) x.microbatches *= in.granularity;
+        hetplan::plan pl = make_fsdp_plan(pb, in.workers, gpus, search::water_fill(used, cap, state).shares, opt_.usable_fraction);
         estimate est = sim.run(pb, pl);
         if (even_fits) {
-            hetplan::plan flat = make_fsdp_plan(pb, in.workers, a.gpus, std::vector<double>(used.size(), 1.0 / double(used.size())), opt_.usable_fraction);
+            hetplan::plan flat = make_fsdp_plan(pb, in.workers, gpus, std::vector<double>(used.size(), 1.0 / double(used.size())), opt_.usable_fraction);
             estimate e = sim.run(pb, flat);
             if (e.time.iteration < est.time.iteration) pl = std::move(flat), est = std::move(e);
         }

@@ -75,6 +75,8 @@ inline std::vector<search::gpu_share> compute_only_shares(const cephalo_inputs& 
     times.max_microbatch = pb.job.global_batch;
     const cephalo_inputs in = make_cephalo_inputs(pb, kind == fsdp_balance::compute_only ? times : wide, notes);
     const int N = static_cast<int>(in.workers.size()), B = pb.job.global_batch;
+    if (in.granularity != 1)  // the baselines read T(m, l) per sample
+        throw input_error("cephalo baseline: global batch " + std::to_string(B) + " is above " + std::to_string(search::max_dp_batch));
     if (N == 0 || N > B) throw input_error("cephalo baseline: need between 1 and " + std::to_string(B) + " GPUs, got " + std::to_string(N));
     std::vector<search::gpu_share> shares(static_cast<std::size_t>(N));
     if (kind == fsdp_balance::compute_only) shares = detail::compute_only_shares(in, B);

@@ -36,7 +36,28 @@ struct cephalo_inputs {
     std::vector<gpu_type_id> types;  ///< of dp.types
     compute_memory_fit memory;
     std::optional<search::identical_units> units;  ///< when every unit is alike
+    /// Samples per unit of dp.batch: 1 up to search::max_dp_batch samples, beyond that a divisor
+    /// of the batch (dp_granularity), so microbatch counts come in multiples of it; 0: none fits.
+    int granularity = 1;
 };
+
+/// The most samples per unit of the batch DP: microbatch counts in multiples of at most 1,024.
+inline constexpr int max_granularity = 1024;
+
+/// Samples per unit of the batch DP for a global batch on `gpus` GPUs. Up to
+/// search::max_dp_batch samples, 1 (the exact Eq. 4). Beyond, the smallest divisor leaving at
+/// most 64 units per GPU (at least 4,096, at most max_dp_batch units): the DP's passes grow with
+/// the square of its batch (10^6 samples as 62,500 units took 2.7 s on 128 GPUs), and a unit is
+/// then about 1/64 of a GPU's share. 0 when no divisor up to max_granularity leaves at most
+/// max_dp_batch units.
+[[nodiscard]] inline int dp_granularity(int batch, long long gpus) {
+    if (batch <= search::max_dp_batch) return 1;
+    const long long cap = std::clamp<long long>(64 * gpus, 4096, search::max_dp_batch);
+    for (const long long most : {cap, static_cast<long long>(search::max_dp_batch)})
+        for (int g = 2; g <= max_granularity; ++g)
+            if (batch % g == 0 && batch / g <= most) return g;
+    return 0;
+}
 
 /// How Cephalo runs every plan (§2.2): ZeRO-3 (FSDP) state, activations checkpointed at layer
 /// boundaries and offloaded to the host, memory use capped at `usable_fraction`.
@@ -107,7 +128,9 @@ inline search::fsdp_gpu_type cephalo_table(const problem& pb, const cephalo_opti
     std::vector<layer_timing> per_layer(L);
     units.fwd.emplace_back(), units.bwd.emplace_back(), units.even_mbs.push_back(0);
     int row = 0;  // microbatch size whose layer times per_layer holds
-    return search::fsdp_gpu_type::tabulate(pb.pool().total(gid), largest, pb.job.global_batch, [&](int m, int l) {
+    const int g = in.granularity;  // a unit of the DP's batch is g samples: l units are l g microbatches
+    return search::fsdp_gpu_type::tabulate(pb.pool().total(gid), largest, pb.job.global_batch / g, [&](int m, int units_l) {
+        const int l = units_l * g;
         if (row != m) {
             probe.microbatch_size = row = m;
             for (std::size_t u = 0; u < L; ++u) per_layer[u] = cephalo_time_model::layer_time(pb, probe, u);
@@ -132,13 +155,17 @@ inline search::fsdp_gpu_type cephalo_table(const problem& pb, const cephalo_opti
 /// compute memory fits (II) and Algorithm 1's T(m, l) over a ring of all the GPUs, and the bound
 /// K of (III). GPU types that cannot hold the compute memory of one sample are left out with a
 /// note.
-[[nodiscard]] inline cephalo_inputs make_cephalo_inputs(const problem& pb, const cephalo_options& opt, std::vector<std::string>& notes) {
+/// `granularity`: samples per unit of the DP's batch; 0: dp_granularity for the pool.
+[[nodiscard]] inline cephalo_inputs make_cephalo_inputs(const problem& pb, const cephalo_options& opt, std::vector<std::string>& notes,
+                                                        int granularity = 0) {
     pb.model.check();
     pb.job.check();
     if (!(opt.usable_fraction > 0) || opt.max_microbatch < 1) throw input_error("cephalo options: usable_fraction must be > 0 and max_microbatch >= 1");
     cephalo_inputs in;
     in.memory = opt.compute_memory ? *opt.compute_memory : compute_memory_fit::analytical(pb);
-    in.dp.batch = pb.job.global_batch;
+    in.granularity = granularity > 0 ? granularity : dp_granularity(pb.job.global_batch, pb.pool().total());
+    if (in.granularity == 0) return in;  // the planner says why
+    in.dp.batch = pb.job.global_batch / in.granularity;
     const std::vector<int> largest = detail::cephalo_types(pb, opt, in, notes);
     const auto rings = detail::cephalo_rings(pb, opt, in);
     const std::size_t L = pb.model.layers.size();
@@ -154,7 +181,7 @@ inline search::fsdp_gpu_type cephalo_table(const problem& pb, const cephalo_opti
         usable_sum += (pb.hw.gpu(in.types[t]).memory() * opt.usable_fraction).value * pb.pool().total(in.types[t]);
         in.dp.types.push_back(detail::cephalo_table(pb, opt, in, t, largest[t], rings, units, alike));
     }
-    if (alike && L > 0) in.units = std::move(units);
+    if (alike && L > 0 && in.granularity == 1) in.units = std::move(units);  // Eqs. 2-3's search counts samples
     // (III): state + N x intercept + per_sample x sum(m) <= aggregate usable memory.
     const double room = usable_sum - cephalo_memory_model::state(pb).value - double(in.workers.size()) * in.memory.intercept.value;
     if (room < 0) in.dp.max_mbs_sum = 0;  // nothing fits: any assignment has sum >= N > 0
