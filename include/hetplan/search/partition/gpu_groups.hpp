@@ -185,7 +185,7 @@ inline cluster_partition from_labels(const std::vector<int>& label, const std::v
         out.stopped = seq.stopped();
         for (int k = seq.first_k(); k <= seq.last_k() && !out.stopped; ++k) {
             const cluster_partition base = detail::from_labels(seq.partition(k), classes);
-            // Even runs of the groups that are one class: every combination of divisors.
+            // Even runs of the groups that are one class: the divisors of each.
             std::vector<std::vector<int>> runs(base.size(), std::vector<int>{1});
             for (std::size_t g = 0; g < base.size(); ++g) {
                 const bool one_class = std::all_of(base[g].begin(), base[g].end(), [&](int i) { return ms[std::size_t(i)].alike(ms[std::size_t(base[g].front())]); });
@@ -194,10 +194,8 @@ inline cluster_partition from_labels(const std::vector<int>& label, const std::v
                     for (int d = 2; d <= c; ++d)
                         if (c % d == 0) runs[g].push_back(d);
             }
-            // Every combination where there are few (the published clusters); beyond, the
-            // coordinated ones: every group cut to the run length nearest a common target, and
-            // each group cut alone. The product grows as divisors^groups (16 classes of 32
-            // machines: 6^16) and most combinations pair long and short groups in one pipeline.
+            // Every combination while there are few (every published cluster), else the
+            // coordinated ones (see the header comment): 16 classes of 32 machines make 6^16.
             std::size_t combinations = 1;
             for (const auto& r : runs) combinations = r.size() > opt.max_run_combinations / combinations ? opt.max_run_combinations + 1 : combinations * r.size();
             if (combinations <= opt.max_run_combinations) {
