@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -191,6 +192,34 @@ TEST_CASE("cephalo DP table: Algorithm 1's T(m, l) with even and uneven collecti
     // Here uneven units would cost 15% of exposed communication: the even split is kept.
     CHECK(r.uneven_units == 0);
     CHECK(r.pl->pipelines[0].stages[0].workers[0].state_share == doctest::Approx(0.25));
+}
+
+TEST_CASE("batch DP: stopped at any moment, the fast search returns nothing or a whole assignment (found by fuzzing)") {
+    // A stop inside the last, recording pass left its choices half-written, and they were read:
+    // a microbatch size of 0, then a division by it. Deadlines spread over the whole solve.
+    batch_problem bp;
+    bp.batch = 20000;
+    for (const double t : {1.0, 1.7, 2.9}) bp.types.push_back(fsdp_gpu_type::proportional(40, std::vector<double>{t, 1.8 * t, 2.5 * t, 3.1 * t}, bp.batch));
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto whole = fast_batch_dp(bp);
+    REQUIRE(whole);
+    const auto full = std::chrono::steady_clock::now() - t0;
+    int stopped = 0;
+    for (int i = 0; i <= 200; ++i) {
+        const stop_condition stop = stop_condition::after(full * i / 200);
+        const auto got = fast_batch_dp(bp, &stop);
+        if (!got) {
+            ++stopped;
+            continue;
+        }
+        int batch = 0;
+        for (const auto& g : got->gpus) {
+            CHECK(g.mbs >= 1);
+            batch += g.batch();
+        }
+        CHECK(batch == bp.batch);
+    }
+    CHECK(stopped > 0);
 }
 
 TEST_CASE("batch DP: the fast search equals Eq. 4 on random small instances") {

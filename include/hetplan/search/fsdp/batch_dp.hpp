@@ -337,8 +337,11 @@ inline void sort_unique(std::vector<double>& v) {
     auto within = [&bp](double T) { return [&bp, T](std::size_t ti, int m, int l) { return bp.types[ti].at(m, l) <= T; }; };
     const std::size_t k = detail::first_true(0, candidates.size(), [&](std::size_t i) { return test.fits(test(within(candidates[i]), false)); });
     if (k == candidates.size() || test.stopped()) return std::nullopt;
-    batch_assignment out = test.assignment(test(within(candidates[k]), true));
-    if (test.stopped()) return std::nullopt;
+    // The recording pass may be stopped half-way: its choices are read only when it finished
+    // (reading them first divided by a zero microbatch size; found by fuzzing).
+    const std::int64_t sum = test(within(candidates[k]), true);
+    if (test.stopped() || !test.fits(sum)) return std::nullopt;
+    batch_assignment out = test.assignment(sum);
     std::size_t gi = 0;
     for (const auto& t : bp.types)
         for (int c = 0; c < t.count; ++c, ++gi) out.makespan = std::max(out.makespan, t.at(out.gpus[gi].mbs, out.gpus[gi].microbatches));
