@@ -21,6 +21,7 @@
 #include "hetplan/fixtures/example.hpp"
 #include "hetplan/hetplan.hpp"
 #include "hetplan/io.hpp"
+#include "hetplan/planners/autohet_recovery.hpp"
 #include "hetplan/planners/registry.hpp"
 #include "hetplan/render/plan_svg.hpp"
 #include "report.hpp"
@@ -29,11 +30,12 @@ namespace hetplan::app {
 
 inline constexpr const char* usage_text =
     "usage:\n"
-    "  hetplan plan     [INPUT] [--planner sailor|zorse|cephalo] [--objective throughput|cost]\n"
+    "  hetplan plan     [INPUT] [--planner sailor|zorse|autohet|cephalo] [--objective throughput|cost]\n"
     "                   [--max-cost USD] [--min-throughput IT_PER_S] [--top K] [--json OUT] [--svg OUT]\n"
     "                   [--deadline S] [--timing on|off]\n"
     "  hetplan simulate [INPUT] [--plan PLAN.json] [--planner NAME] [--json OUT] [--svg OUT]\n"
     "  hetplan compare  [INPUT] [--planners a,b,...] [--objective ...] [--deadline S] [--json OUT] [--timing on|off]\n"
+    "  hetplan recover  INPUT --from OLD.json --to NEW.json [--json OUT]   (AutoHet §IV: checkpoint transfers)\n"
     "  hetplan list\n"
     "--json writes the same bytes for the same input; --timing on adds each search's elapsed_s.\n"
     "INPUT: --cluster C.json --model M.json --job J.json [--profiles P.json] (docs/formats.md); with none,\n"
@@ -44,7 +46,7 @@ inline constexpr const char* usage_text =
 
 /// Options of every subcommand, parsed once; each subcommand rejects what it does not take.
 struct options {
-    std::string cluster, model, job, profiles, plan_file, json_out, svg_out;
+    std::string cluster, model, job, profiles, plan_file, json_out, svg_out, from_file, to_file;
     std::string planner = "sailor";
     std::vector<std::string> planners;
     objective_kind target = objective_kind::throughput;
@@ -79,6 +81,8 @@ inline options parse(const std::vector<std::string>& args, const std::vector<std
         else if (a == "--job") o.job = v;
         else if (a == "--profiles") o.profiles = v;
         else if (a == "--plan") o.plan_file = v;
+        else if (a == "--from") o.from_file = v;
+        else if (a == "--to") o.to_file = v;
         else if (a == "--json") o.json_out = v;
         else if (a == "--svg") o.svg_out = v;
         else if (a == "--timing") {
@@ -315,6 +319,13 @@ inline int plan_command(const std::vector<std::string>& args) {
     return 0;
 }
 
+/// Reads a plan file, or the output of `hetplan plan --json` (its best plan).
+inline plan read_plan_file(const std::string& file, const cluster& hw) {
+    const io::json j = io::parse_file(file);
+    const io::cursor root(j, file);
+    return root.find("plans") ? io::read_plan(root["plans"].at(0)["plan"], hw) : io::read_plan(root, hw);
+}
+
 inline int simulate_command(const std::vector<std::string>& args) {
     const auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--plan", "--planner", "--json", "--svg"});
     const bool files = !o.cluster.empty() || !o.model.empty() || !o.job.empty();
@@ -329,10 +340,7 @@ inline int simulate_command(const std::vector<std::string>& args) {
     } else {
         in = load_inputs(o);
         if (o.plan_file.empty()) throw input_error("simulate: --plan PLAN.json is needed with input files");
-        const io::json j = io::parse_file(o.plan_file);
-        const io::cursor root(j, o.plan_file);
-        // A plan file, or the output of `hetplan plan --json` (its best plan).
-        pl = root.find("plans") ? io::read_plan(root["plans"].at(0)["plan"], in.data.hw) : io::read_plan(root, in.data.hw);
+        pl = read_plan_file(o.plan_file, in.data.hw);
     }
     const problem pb = builtin_example ? ex.as_problem() : in.pb();
     const any_planner models = planner_named(o.planner);
@@ -353,6 +361,37 @@ inline int simulate_command(const std::vector<std::string>& args) {
     }
     if (!o.svg_out.empty()) write_file(o.svg_out, plan_svg(pb, pl, e));
     return v.ok() ? 0 : 1;
+}
+
+/// AutoHet §IV: the transfers that take the training state from one plan to another.
+inline int recover_command(const std::vector<std::string>& args) {
+    const auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--from", "--to", "--json"});
+    if (o.from_file.empty() || o.to_file.empty()) throw input_error("recover: --from OLD.json and --to NEW.json are needed");
+    const inputs in = load_inputs(o);
+    const problem pb = in.pb();
+    const plan before = read_plan_file(o.from_file, in.data.hw), after = read_plan_file(o.to_file, in.data.hw);
+    for (const auto& [pl, file] : {std::pair{&before, &o.from_file}, std::pair{&after, &o.to_file}}) {
+        const validation_report v = validate_structure(pb, *pl);
+        if (!v.ok()) throw input_error(*file, "", "the plan is not valid on this cluster:\n" + v.summary());
+    }
+    const recovery_plan r = plan_recovery(pb, before, after);
+    std::printf("recovery from %s to %s (AutoHet §IV; cloud 1,200 MB/s, local NVMe 3,500 MB/s, peers over the cluster's links)\n",
+                o.from_file.c_str(), o.to_file.c_str());
+    std::printf("  %zu pieces read: %.2f GB from local disks, %.2f GB from peers, %.2f GB from the cloud\n", r.transfers.size(),
+                r.local.value / 1e9, r.peer.value / 1e9, r.cloud.value / 1e9);
+    std::printf("  predicted recovery %.2f s; cloud-only %.2f s (%.2fx)\n", r.time.value, r.cloud_only_time.value, r.speedup());
+    if (!o.json_out.empty()) {
+        io::json j = {{"time_s", r.time.value}, {"cloud_only_time_s", r.cloud_only_time.value}, {"transfers", io::json::array()}};
+        for (const auto& t : r.transfers) {
+            io::json x = {{"pipeline", t.pipeline}, {"stage", t.stage}, {"worker", t.worker}, {"tp_rank", t.tp_rank}, {"layer", t.layer},
+                          {"shard", t.shard}, {"shards", t.shards}, {"op", t.op}, {"source", std::string(to_string(t.source))},
+                          {"bytes", t.size.value}, {"time_s", t.time.value}, {"shared", t.shared}};
+            if (t.from) x["from"] = {{"gpu", pb.hw.gpu(t.from->gpu).type_name}, {"zone", pb.hw.zone(t.from->zone).name}, {"node", t.from->node}};
+            j["transfers"].push_back(std::move(x));
+        }
+        write_file(o.json_out, j.dump(2) + "\n");
+    }
+    return 0;
 }
 
 inline int compare_command(const std::vector<std::string>& args) {
@@ -422,7 +461,8 @@ inline int run(const std::vector<std::string>& args) {
         if (args[0] == "simulate") return simulate_command(rest);
         if (args[0] == "compare") return compare_command(rest);
         if (args[0] == "list") return list_command(rest);
-        throw input_error("unknown command '" + args[0] + "' (plan, simulate, compare, list)");
+        if (args[0] == "recover") return recover_command(rest);
+        throw input_error("unknown command '" + args[0] + "' (plan, simulate, compare, recover, list)");
     } catch (const hetplan::error& e) {
         std::fprintf(stderr, "hetplan: %s\n", e.what());
         return 2;

@@ -6,6 +6,7 @@
 
 #include "hetplan/core/error.hpp"
 #include "hetplan/planners/any_planner.hpp"
+#include "hetplan/planners/autohet.hpp"
 #include "hetplan/planners/cephalo.hpp"
 #include "hetplan/planners/sailor.hpp"
 #include "hetplan/planners/zorse.hpp"
@@ -17,6 +18,7 @@ namespace hetplan {
     std::vector<any_planner> out;
     out.emplace_back(sailor_planner<>{}, "Sailor (shared/papers/000), §4.2");
     out.emplace_back(zorse_planner<>{}, "Zorse (shared/papers/001), §3");
+    out.emplace_back(autohet_planner<>{}, "AutoHet (shared/papers/002), §III");
     out.emplace_back(cephalo_planner<>{}, "Cephalo (shared/papers/004), §2-3");
     return out;
 }
