@@ -129,3 +129,20 @@ TEST_CASE("device grouping: a stop condition ends the search") {
     (void)s.solve(in, any_group, &now);
     CHECK(s.stats.stopped);
 }
+
+TEST_CASE("device grouping: a spent node budget returns the best grouping so far, flagged") {
+    grouping_problem in;
+    in.classes = {{40, 1.0, 80}, {40, 1.7, 80}, {40, 2.9, 96}};
+    in.min_memory = 150;
+    in.microbatches.total = 512;
+    grouping_solver<> s;
+    s.node_budget = 10;
+    const auto g = s.solve(in, any_group);
+    CHECK(s.stats.budget_spent);
+    CHECK(s.stats.stopped);
+    REQUIRE(g);  // the largest-power-first grouping at least
+    std::vector<int> sum(3, 0);
+    for (const auto& v : g->groups)
+        for (std::size_t t = 0; t < 3; ++t) sum[t] += v[t];
+    CHECK(sum == std::vector<int>{40, 40, 40});
+}

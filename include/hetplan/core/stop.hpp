@@ -32,6 +32,8 @@ public:
         return stopped_ = s_->requested();
     }
     [[nodiscard]] bool stopped() const { return stopped_; }
+    /// Stops from inside (a budget spent): every later call answers true.
+    void halt() { stopped_ = true; }
 
 private:
     const stop_condition* s_;

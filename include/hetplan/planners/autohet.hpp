@@ -59,6 +59,9 @@ struct autohet_options {
     int grouping_microbatches = 0;
     /// TP degrees allowed (empty: every valid one, Alg. 1 line 2).
     std::vector<int> tp_degrees{};
+    /// Branch-and-bound nodes per grouping before its best so far is taken unproven, with a
+    /// note (0: none). 64 GPUs of three types need about 10^4-10^6.
+    std::size_t grouping_budget = 20'000'000;
 };
 
 template <class Pruners = search::prune::all<>, class Bubble = search::balanced_bubble>
@@ -119,6 +122,10 @@ private:
         if (pb.job.memory.zero_stage != 0)
             run.note("AutoHet replicates the training state in every DP group (Megatron-LM, §V): the job's zero_stage " +
                      std::to_string(pb.job.memory.zero_stage) + " is not used");
+        if (pb.pool().total() == 0) {
+            run.note("no GPU in the pool");
+            return run.finish(std::string(name()));
+        }
         std::vector<int> tps = valid_tp_degrees(pb);
         if (!opt_.tp_degrees.empty())
             std::erase_if(tps, [&](int t) { return std::find(opt_.tp_degrees.begin(), opt_.tp_degrees.end(), t) == opt_.tp_degrees.end(); });
@@ -230,8 +237,12 @@ private:
         };
 
         search::grouping_solver<Bubble> solver;
+        solver.node_budget = opt_.grouping_budget;
         const auto g = solver.solve(in, admits, &run.stop());
-        if (solver.stats.stopped) run.halt();
+        if (solver.stats.budget_spent)
+            run.note("AutoHet TP " + std::to_string(tp) + ", microbatch " + std::to_string(mbs) + ": the grouping search spent its " +
+                     std::to_string(opt_.grouping_budget) + " nodes (autohet_options::grouping_budget); its best grouping so far is not proven optimal");
+        else if (solver.stats.stopped) run.halt();
         run.candidate(in);
         run.solved(in, g);
         if (!g) return false;

@@ -80,7 +80,8 @@ struct device_grouping {
 struct grouping_stats {
     std::size_t nodes = 0;        ///< branch-and-bound nodes expanded
     std::size_t groups_tried = 0; ///< values of D searched (not bounded out)
-    bool stopped = false;
+    bool stopped = false;         ///< the stop condition or the node budget ended the search
+    bool budget_spent = false;    ///< the node budget did: the grouping returned is not proven optimal
 };
 
 namespace detail {
@@ -93,6 +94,10 @@ template <class Bubble = balanced_bubble>
 class grouping_solver {
 public:
     grouping_stats stats{};
+    /// Search nodes before the solver returns its best grouping so far, unproven (0: no limit).
+    /// Pools of a few hundred units of three or more classes can need far more than a planner
+    /// should spend; a deadline does the same in time.
+    std::size_t node_budget = 0;
 
     template <class Admits>
     [[nodiscard]] std::optional<device_grouping> solve(const grouping_problem& in, Admits&& admits, const stop_condition* stop = nullptr) {
@@ -118,6 +123,15 @@ public:
         }
         std::stable_sort(ds.begin(), ds.end(), [](const option& a, const option& b) { return a.bound > b.bound; });
         if (ds.empty()) return std::nullopt;
+
+        // An incumbent first: largest-power-first into the weakest group, for every D. It
+        // bounds the exact search from the start and is what a search stopped early returns.
+        for (const option& o : ds) {
+            if (poll()) break;
+            if (best && o.bound <= best->value * (1 + detail::grouping_eps)) continue;
+            if (auto g = greedy(o.d, in.microbatches.per_group(o.d), admits); g && (!best || g->value > best->value * (1 + detail::grouping_eps)))
+                best = std::move(g);
+        }
 
         // Aspiration on the value, shared by every D: ask each D for a value above V, V from
         // 0.5 % under the largest bound down (doubling the gap) to the incumbent. A search
@@ -194,6 +208,42 @@ private:
         admitted_.assign(r <= (std::uint64_t{1} << 22) ? r : 0, -1);
         scratch_.assign(classes_.size() * std::size_t(units_ + 2) * 2, 0);
         weights_.assign((3 * classes_.size() + 2) * std::size_t(units_ + 2), 0.0);
+    }
+
+    /// A grouping into d groups by largest power first, each unit to the group of least
+    /// effective power so far (ties: fewer units, then the first); nullopt if a group misses
+    /// MIN_mem or the predicate.
+    template <class Admits>
+    std::optional<device_grouping> greedy(int d, int k, Admits& admits) {
+        std::vector<std::size_t> order(classes_.size());
+        for (std::size_t t = 0; t < order.size(); ++t) order[t] = t;
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return classes_[a].power > classes_[b].power; });
+        std::vector<std::vector<int>> groups(std::size_t(d), std::vector<int>(classes_.size(), 0));
+        std::vector<double> power(std::size_t(d), 0.0);
+        std::vector<int> size(std::size_t(d), 0);
+        for (std::size_t t : order)
+            for (int i = 0; i < classes_[t].count; ++i) {
+                std::size_t j = 0;
+                for (std::size_t c = 1; c < groups.size(); ++c) {
+                    const double pc = size[c] ? power[c] * bubble_efficiency<Bubble>(size[c], k) : 0.0;
+                    const double pj = size[j] ? power[j] * bubble_efficiency<Bubble>(size[j], k) : 0.0;
+                    if (pc < pj || (pc == pj && size[c] < size[j])) j = c;
+                }
+                ++groups[j][t];
+                power[j] += classes_[t].power;
+                ++size[j];
+            }
+        device_grouping g;
+        g.microbatches = k;
+        g.min_power = std::numeric_limits<double>::infinity();
+        for (const auto& v : groups) {
+            if (!admitted(index_of(v), v, admits)) return std::nullopt;
+            g.min_power = std::min(g.min_power, group_power(v, k));
+        }
+        if (!(g.min_power > 0)) return std::nullopt;
+        g.value = g.min_power * double(d);
+        g.groups = std::move(groups);
+        return g;
     }
 
     /// The fewest units of `r` that reach MIN_mem (largest memories first): every group has as
@@ -340,7 +390,11 @@ private:
     template <class Admits>
     double search(std::uint64_t ri, std::span<const int> r, int d, double alpha, stop_poll& poll, Admits& admits) {
         constexpr double none = -std::numeric_limits<double>::infinity();
-        ++stats.nodes;
+        if (++stats.nodes > node_budget && node_budget > 0) {
+            stats.budget_spent = true;
+            poll.halt();
+            return none;
+        }
         int ur = 0;
         double sr = 0, mr = 0;
         for (std::size_t t = 0; t < r.size(); ++t) ur += r[t], sr += r[t] * classes_[t].power, mr += r[t] * classes_[t].memory;

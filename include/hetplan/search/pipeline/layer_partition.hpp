@@ -3,9 +3,9 @@
 // pipeline order, minimising the slowest stage's time subject to each stage's memory fit
 // (MEM_F(l_i) + MEM_V(l_i, p_i) <= m_i, Eq. 4c), with the memory model a caller's predicate.
 // A DP over (stage, first layer): best[i][b] is the smallest possible slowest stage of stages
-// i..P-1 holding layers [b, L). A stage's fit is monotone in its last layer (more layers never
-// need less memory), so each (i, b) finds its longest fitting range by binary search and then
-// walks the ends that fit: O(P L^2) time evaluations, O(P L log L) memory checks.
+// i..P-1 holding layers [b, L). A stage's fit is monotone in its range (fewer layers never need
+// more memory), so one sweep per stage finds every (i, b)'s longest fitting range, and the DP
+// walks the ends that fit: O(P L^2) time evaluations, O(P L) memory checks.
 #include <limits>
 #include <optional>
 #include <vector>
@@ -36,17 +36,16 @@ template <class Time, class Fits>
     best[at(P, L)] = 0;
     for (std::size_t i = P; i-- > 0;) {
         const int after = stages - int(i) - 1;  // stages after i, a layer each
+        int lo = int(i);                         // longest fitting end so far: never shrinks as b grows
         for (int b = int(i); b + 1 + after <= layers; ++b) {
             if (poll()) return std::nullopt;
-            // Longest fitting end: e in [b + 1, layers - after].
-            int lo = b, hi = layers - after;  // fits(lo) known true except lo == b (empty)
-            if (!fits(int(i), b, b + 1)) continue;
-            lo = b + 1;
-            while (lo < hi) {
-                const int mid = lo + (hi - lo + 1) / 2;
-                if (fits(int(i), b, mid)) lo = mid;
-                else hi = mid - 1;
+            // Fewer layers never need more memory, so stage i's longest fitting range from b + 1
+            // ends no earlier than from b: one sweep per stage (two pointers).
+            if (lo <= b) {
+                if (!fits(int(i), b, b + 1)) continue;
+                lo = b + 1;
             }
+            while (lo < layers - after && fits(int(i), b, lo + 1)) ++lo;
             double& out = best[at(i, std::size_t(b))];
             for (int e = b + 1; e <= lo; ++e) {
                 const double rest = best[at(i + 1, std::size_t(e))];
