@@ -11,9 +11,12 @@
 ///   on_solved(const C&, const Solution&)      a solver returned a solution
 ///   on_incumbent(const ranked_plan&)          a plan became the best so far
 ///   on_step(const search_progress&)           a candidate was priced (progress)
+///   on_moves(std::size_t n)                   a walk over a candidate's strategies made n moves
+///                                             before its next plan (Metis' search steps)
 /// Laws: observing changes nothing but stopping; cheap where called from an inner loop.
 /// Models shipped: search/hooks.hpp (progress_to, count_steps, stop_after, trace_pruned).
 #include <concepts>
+#include <cstddef>
 
 #include "hetplan/core/fwd.hpp"
 
@@ -21,6 +24,8 @@ namespace hetplan::concepts {
 
 template <class H>
 concept step_hook = requires(H& h, const search_progress& p) { h.on_step(p); };
+template <class H>
+concept moves_hook = requires(H& h, std::size_t n) { h.on_moves(n); };
 template <class H>
 concept incumbent_hook = requires(H& h, const ranked_plan& r) { h.on_incumbent(r); };
 template <class H, class C>
@@ -39,7 +44,7 @@ struct any_candidate {};  ///< probes hooks whose candidate events are templates
 /// where that kind is searched, but is not detected here).
 template <class H>
 concept hook = std::copy_constructible<H> &&
-               (step_hook<H> || incumbent_hook<H> || candidate_hook<H, detail::any_candidate> ||
+               (step_hook<H> || moves_hook<H> || incumbent_hook<H> || candidate_hook<H, detail::any_candidate> ||
                 pruned_hook<H, detail::any_candidate, detail::any_candidate> ||
                 solved_hook<H, detail::any_candidate, detail::any_candidate>);
 
@@ -47,7 +52,7 @@ template <class H>
 constexpr bool check_hook() {
     static_assert(std::copy_constructible<H>, "hetplan::hook: must be copy-constructible");
     static_assert(hook<H>,
-                  "hetplan::hook: needs one of on_step(const search_progress&), on_incumbent(const ranked_plan&), "
+                  "hetplan::hook: needs one of on_step(const search_progress&), on_moves(std::size_t), on_incumbent(const ranked_plan&), "
                   "or template members on_candidate / on_pruned / on_solved");
     return hook<H>;
 }

@@ -67,6 +67,11 @@ bool notify_step(Hooks& hooks, const search_progress& p) {
     return detail::fire_all(hooks, [&](auto& h) -> decltype(h.on_step(p)) { return h.on_step(p); });
 }
 
+template <class Hooks>
+bool notify_moves(Hooks& hooks, std::size_t n) {
+    return detail::fire_all(hooks, [&](auto& h) -> decltype(h.on_moves(n)) { return h.on_moves(n); });
+}
+
 /// Whether any hook of the tuple type watches pruning of candidates of kind C by pruner P: the
 /// inner loops skip the bookkeeping otherwise.
 template <class Hooks, class C, class P>
@@ -90,6 +95,14 @@ struct count_steps {
     bool on_step(const search_progress&) { return out && ++*out >= limit; }
 };
 
+/// Counts Metis' search steps (memory-aware Metis Table 1: DP/TP moves and failed partition
+/// attempts of walks that end in a plan) into *out; stops the search once `limit` are counted.
+struct count_moves {
+    std::size_t* out = nullptr;
+    std::size_t limit = static_cast<std::size_t>(-1);
+    bool on_moves(std::size_t n) { return out && (*out += n) >= limit; }
+};
+
 /// Counts plans that became the best so far into *out.
 struct count_incumbents {
     std::size_t* out = nullptr;
@@ -111,6 +124,7 @@ struct count_pruned {
 
 static_assert(concepts::check_hook<progress_to<void (*)(const search_progress&)>>());
 static_assert(concepts::check_hook<count_steps>());
+static_assert(concepts::check_hook<count_moves>());
 static_assert(concepts::check_hook<count_incumbents>());
 static_assert(concepts::check_hook<count_pruned>());
 

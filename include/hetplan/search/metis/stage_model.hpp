@@ -1,0 +1,192 @@
+#pragma once
+// What Metis' intra-stage search knows of a candidate's stages (Metis §5.1-5.2; memory-aware
+// Metis §3.3-3.4): each stage's share of compute under its (DP, TP), its memory capacity (the sum
+// over its GPUs), the memory demand of a layer partition (5 x the profiled memory of its layers,
+// per power-of-two microbatch of each replica in a mixed stage), and partition_layers: the layer
+// balancer, re-run up to three times with shares adjusted to memory, reporting the headroom of the
+// first attempt (memory-aware Metis' score) and of the one that fit (Metis').
+#include <cstddef>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "hetplan/cost/time/metis_layout.hpp"
+#include "hetplan/search/metis/layer_balance.hpp"
+
+namespace hetplan::search::metis {
+
+/// The public code's memory coefficient (its _get_stage_memory_demand, mem_coef = 5).
+inline constexpr double memory_coefficient = 5.0;
+
+/// What partition_layers found: the partition and the attempt that fit (1-3), or none; the
+/// headroom (capacity - demand per stage) of the attempt that fit and of the first attempt when
+/// it did not fit; failed attempts (each one of Metis' search steps).
+struct partition_outcome {
+    bool fits = false;
+    int attempt = -1;
+    int failures = 0;
+    std::vector<int> partition;
+    std::vector<double> headroom;        ///< of the attempt that fit
+    std::vector<double> first_headroom;  ///< of the first attempt, when it did not fit; else empty
+};
+
+class stage_model {
+public:
+    stage_model(const metis_profile& p, const metis_cluster& c, metis_rules rules) : p_(&p), c_(&c), rules_(rules) {
+        const metis_entry* e = p.at(0, 1, 1);
+        if (!e) throw input_error("metis_profile: the first type (" + (p.types.empty() ? std::string("none") : p.types[0]) +
+                                  ") needs tp1_bs1, which sets the layer durations");
+        double total = 0;
+        for (double v : e->computes) total += v;
+        durations_.clear();
+        for (double v : e->computes) durations_.push_back(v / total);
+    }
+
+    /// Sets the candidate: ranks under `layout`, stage sizes, global batch, microbatches.
+    void reset(const metis_layout& layout, std::span<const int> groups, int global_batch, int microbatches) {
+        layout_ = &layout;
+        groups_.assign(groups.begin(), groups.end());
+        gbs_ = global_batch;
+        B_ = microbatches;
+        first_.assign(groups_.size(), 0);
+        capacity_.assign(groups_.size(), 0.0);
+        mixed_.assign(groups_.size(), 0);
+        int r = 0;
+        for (std::size_t s = 0; s < groups_.size(); ++s) {
+            first_[s] = r;
+            const auto types = layout.ranks(r, groups_[s]);
+            mixed_[s] = mixed(types);
+            // Per type in order of first appearance, memory x count (integers in MB: exact).
+            seen_.assign(c_->types.size(), 0);
+            for (int t : types) ++seen_[std::size_t(t)];
+            for (int t : types)
+                if (seen_[std::size_t(t)] > 0) {
+                    capacity_[s] += c_->types[std::size_t(t)].memory_mb * seen_[std::size_t(t)];
+                    seen_[std::size_t(t)] = 0;
+                }
+            r += groups_[s];
+        }
+    }
+
+    [[nodiscard]] std::span<const double> capacity() const { return capacity_; }
+    [[nodiscard]] std::span<const double> durations() const { return durations_; }
+
+    /// Each stage's share of compute (speeds normalised to sum 1); false when a measurement is
+    /// missing. A mixed stage runs each replica's samples as power-of-two microbatches; its speed
+    /// is its slowest replica's.
+    [[nodiscard]] bool shares(std::span<const int> dp, std::span<const int> tp, std::vector<double>& out) {
+        out.assign(groups_.size(), 0.0);
+        for (std::size_t s = 0; s < groups_.size(); ++s) {
+            const auto types = layout_->ranks(first_[s], groups_[s]);
+            if (!mixed_[s]) {
+                const metis_entry* e = p_->at(std::size_t(types.front()), tp[s], gbs_ / B_ / dp[s]);
+                if (!e) return false;
+                out[s] = 1.0 / e->compute_total;
+                continue;
+            }
+            if (!metis_split_batch(*p_, types, dp[s], tp[s], gbs_ / B_, rules_, split_, scratch_)) return false;
+            const int size = groups_[s] / dp[s];
+            double worst = 0;
+            bool missing = false;
+            for (int r = 0; r < dp[s]; ++r) {
+                const int t = replica_type(*p_, types.subspan(std::size_t(r * size), std::size_t(size)), tp[s], rules_);
+                double cost = 0;
+                for_each_power_of_two(split_[std::size_t(r)], [&](int m) {
+                    const metis_entry* e = p_->at(std::size_t(t), tp[s], m);
+                    if (!e) missing = true;
+                    else cost += e->compute_total;
+                });
+                worst = std::max(worst, cost);
+            }
+            if (missing) return false;
+            out[s] = worst != 0 ? 1.0 / worst : 0.0;
+        }
+        double total = 0;
+        for (double v : out) total += v;
+        for (double& v : out) v = v / total;
+        return true;
+    }
+
+    /// Memory demand (MB) of each stage under `partition`; +inf where a measurement is missing.
+    void demand(std::span<const int> partition, std::span<const int> dp, std::span<const int> tp, std::vector<double>& out) {
+        out.assign(groups_.size(), 0.0);
+        constexpr double missing = std::numeric_limits<double>::infinity();
+        for (std::size_t s = 0; s < groups_.size(); ++s) {
+            const int a = partition[s], b = partition[s + 1];
+            const auto stage_types = layout_->ranks(first_[s], groups_[s]);
+            double cur = 0.001;
+            if (!mixed_[s]) {
+                const int t = rules_.cluster_wide_memory ? layout_->rank_type.front() : stage_types.front();
+                const metis_entry* e = p_->at(std::size_t(t), tp[s], gbs_ / B_ / dp[s]);
+                out[s] = e ? cur + layer_sum(e->memory, a, b) * memory_coefficient : missing;
+                continue;
+            }
+            // The public code splits the batch over the whole cluster's ranks here and reads the
+            // first type's memory (cluster_wide_memory); corrected, the stage's own replicas.
+            const auto types = rules_.cluster_wide_memory ? std::span<const int>(layout_->rank_type) : stage_types;
+            if (!metis_split_batch(*p_, types, dp[s], tp[s], gbs_ / B_, rules_, split_, scratch_)) {
+                out[s] = missing;
+                continue;
+            }
+            const int size = int(types.size()) / dp[s];
+            for (int r = 0; r < dp[s] && cur != missing; ++r) {
+                const int t = rules_.cluster_wide_memory
+                                  ? layout_->rank_type.front()
+                                  : replica_type(*p_, types.subspan(std::size_t(r * size), std::size_t(size)), tp[s], rules_);
+                for_each_power_of_two(split_[std::size_t(r)], [&](int m) {
+                    const metis_entry* e = p_->at(std::size_t(t), tp[s], m);
+                    cur = e ? cur + layer_sum(e->memory, a, b) * memory_coefficient : missing;
+                });
+            }
+            out[s] = cur;
+        }
+    }
+
+    /// The layer balancer with up to three attempts (Metis' partition_layer).
+    void partition_layers(std::span<const int> dp, std::span<const int> tp, std::span<const double> shares, partition_outcome& out) {
+        out.fits = false;
+        out.attempt = -1;
+        out.failures = 0;
+        out.first_headroom.clear();
+        cur_shares_.assign(shares.begin(), shares.end());
+        for (int attempt = 1; attempt <= 3; ++attempt) {
+            balancer_.balance(cur_shares_, durations_, out.partition);
+            demand(out.partition, dp, tp, demand_);
+            out.headroom.resize(demand_.size());
+            bool fits = true;
+            for (std::size_t s = 0; s < demand_.size(); ++s) {
+                out.headroom[s] = capacity_[s] - demand_[s];
+                if (out.headroom[s] < 0) fits = false;
+            }
+            if (fits) {
+                out.fits = true;
+                out.attempt = attempt;
+                return;
+            }
+            if (attempt == 1) out.first_headroom = out.headroom;
+            ++out.failures;
+            if (!adjust_shares(cur_shares_, capacity_, demand_, next_shares_, avail_, more_) || next_shares_.empty()) return;
+            cur_shares_.swap(next_shares_);
+        }
+    }
+
+    /// Sum of v[a..b) left to right.
+    [[nodiscard]] static double layer_sum(const std::vector<double>& v, int a, int b) {
+        double s = 0;
+        for (int i = std::max(a, 0); i < std::min(b, int(v.size())); ++i) s += v[std::size_t(i)];
+        return s;
+    }
+
+private:
+    const metis_profile* p_;
+    const metis_cluster* c_;
+    metis_rules rules_;
+    const metis_layout* layout_ = nullptr;
+    std::vector<double> durations_, capacity_, demand_, cur_shares_, next_shares_, avail_, more_, scratch_;
+    std::vector<int> groups_, first_, split_, seen_;
+    std::vector<char> mixed_;
+    int gbs_ = 1, B_ = 1;
+    layer_balancer balancer_;
+};
+
+}  // namespace hetplan::search::metis
