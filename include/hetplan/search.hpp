@@ -19,6 +19,7 @@
 #include "hetplan/search/fsdp/state_partition.hpp"
 #include "hetplan/search/hooks.hpp"
 #include "hetplan/search/memo.hpp"
+#include "hetplan/search/metis/search.hpp"
 #include "hetplan/search/model_probe.hpp"
 #include "hetplan/search/objective.hpp"
 #include "hetplan/search/partition/gpu_groups.hpp"

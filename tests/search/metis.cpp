@@ -89,6 +89,27 @@ TEST_CASE("metis: a mixed TP group is priced by its slowest GPU, not its first")
     CHECK(r.best[0].total > pub->total());
 }
 
+TEST_CASE("metis: every stage is priced") {
+    // The public code prices the repeated two-stage candidates of its second GPU-type order by
+    // their first stage alone: [16, 16] at (16, 1) each, one microbatch, layers [0, 7) and
+    // [7, 10), A100 first, comes out at 1898.1249537675278 ms (exec 1400.98, all-reduce 62.49,
+    // optimizer 15.14, fb_sync 418.58), its best plan under one hash seed. Priced whole, as the
+    // public code prices the same plan in its normal pass: 4584.659305282261 ms.
+    const auto p = fixtures::metis_gpt2_profile(10);
+    const auto c = fixtures::metis_table1_cluster(16);
+    const metis_layout layout(c, std::vector<int>{0, 1});
+    metis_candidate x;
+    x.groups = {16, 16};
+    x.dp = {16, 16};
+    x.tp = {1, 1};
+    x.microbatches = 1;
+    x.global_batch = 128;
+    x.partition = {0, 7, 10};
+    const auto t = metis_cost_model(p, c, metis_rules::published())(layout, x);
+    REQUIRE(t);
+    CHECK(t->total() == doctest::Approx(4584.659305282261).epsilon(1e-12));
+}
+
 TEST_CASE("metis: every GPU-type order is searched and each candidate once; the result does not depend on the order given") {
     // The public code drops the single-stage candidates of the second order and generates its
     // two-stage ones twice; corrected, both orders have the same candidates.

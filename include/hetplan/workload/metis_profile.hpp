@@ -1,9 +1,11 @@
 #pragma once
-// What Metis' planner reads (Metis, USENIX ATC '24, §4-5; memory-aware Metis §3.1): per GPU type
+// What Metis' planner reads (Metis, USENIX ATC '24, §4-5; memory-aware Metis §3.1): its cluster
+// file (nodes of one GPU type each, memory and bandwidths per type) and its profiles: per GPU type
 // and (TP degree, microbatch size), each layer's forward+backward time and memory, and the
 // "fb_sync" remainder of the measured step; per model, the optimizer and batch-generation time,
 // the parameters of the input, middle and output layers and the activation shape. TP degrees and
 // microbatch sizes are powers of two up to `metis_max_degree`, as the public profiler writes them.
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -82,6 +84,41 @@ struct metis_profile {
 private:
     [[nodiscard]] static std::size_t index(std::size_t type, int lt, int lb) { return (type * degrees + std::size_t(lt)) * degrees + std::size_t(lb); }
     std::vector<metis_entry> table_;
+};
+
+/// A GPU type of the cluster, aligned with metis_profile::types.
+struct metis_gpu_type {
+    std::string name;
+    double memory_mb = 0;   ///< per GPU
+    double intra_bw = 0;    ///< GB/s inside a node
+    double inter_bw = 0;    ///< GB/s between nodes
+};
+
+struct metis_cluster {
+    std::vector<metis_gpu_type> types;
+    std::vector<int> node_type;  ///< per node, an index into `types`
+    int gpus_per_node = 4;
+
+    [[nodiscard]] int gpus() const { return int(node_type.size()) * gpus_per_node; }
+    [[nodiscard]] int nodes_of(int t) const { return int(std::count(node_type.begin(), node_type.end(), t)); }
+    /// Types with at least one node, in index order.
+    [[nodiscard]] std::vector<int> present_types() const {
+        std::vector<int> out;
+        for (int t = 0; t < int(types.size()); ++t)
+            if (nodes_of(t) > 0) out.push_back(t);
+        return out;
+    }
+    /// Throws input_error when the cluster and the profile do not describe the same types.
+    void check_against(const metis_profile& p) const {
+        if (gpus_per_node < 1) throw input_error("metis_cluster: gpus_per_node must be >= 1");
+        if (types.size() != p.types.size()) throw input_error("metis_cluster: the cluster and the profile list different GPU types");
+        for (std::size_t t = 0; t < types.size(); ++t)
+            if (types[t].name != p.types[t])
+                throw input_error("metis_cluster: type " + std::to_string(t) + " is " + types[t].name + " in the cluster and " + p.types[t] +
+                                  " in the profile");
+        for (int t : node_type)
+            if (t < 0 || t >= int(types.size())) throw input_error("metis_cluster: a node's type index is out of range");
+    }
 };
 
 }  // namespace hetplan

@@ -34,41 +34,6 @@ struct metis_rules {
     [[nodiscard]] static constexpr metis_rules corrected() { return {}; }
 };
 
-/// A GPU type of the cluster, aligned with metis_profile::types.
-struct metis_gpu_type {
-    std::string name;
-    double memory_mb = 0;   ///< per GPU
-    double intra_bw = 0;    ///< GB/s inside a node
-    double inter_bw = 0;    ///< GB/s between nodes
-};
-
-struct metis_cluster {
-    std::vector<metis_gpu_type> types;
-    std::vector<int> node_type;  ///< per node, an index into `types`
-    int gpus_per_node = 4;
-
-    [[nodiscard]] int gpus() const { return int(node_type.size()) * gpus_per_node; }
-    [[nodiscard]] int nodes_of(int t) const { return int(std::count(node_type.begin(), node_type.end(), t)); }
-    /// Types with at least one node, in index order.
-    [[nodiscard]] std::vector<int> present_types() const {
-        std::vector<int> out;
-        for (int t = 0; t < int(types.size()); ++t)
-            if (nodes_of(t) > 0) out.push_back(t);
-        return out;
-    }
-    /// Throws input_error when the cluster and the profile do not describe the same types.
-    void check_against(const metis_profile& p) const {
-        if (gpus_per_node < 1) throw input_error("metis_cluster: gpus_per_node must be >= 1");
-        if (types.size() != p.types.size()) throw input_error("metis_cluster: the cluster and the profile list different GPU types");
-        for (std::size_t t = 0; t < types.size(); ++t)
-            if (types[t].name != p.types[t])
-                throw input_error("metis_cluster: type " + std::to_string(t) + " is " + types[t].name + " in the cluster and " + p.types[t] +
-                                  " in the profile");
-        for (int t : node_type)
-            if (t < 0 || t >= int(types.size())) throw input_error("metis_cluster: a node's type index is out of range");
-    }
-};
-
 /// The ranks of a cluster under a GPU-type order: the first type's GPUs first (Metis §4.1).
 struct metis_layout {
     std::vector<int> rank_type;  ///< per rank
