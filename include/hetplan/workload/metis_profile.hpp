@@ -98,8 +98,14 @@ struct metis_cluster {
     std::vector<metis_gpu_type> types;
     std::vector<int> node_type;  ///< per node, an index into `types`
     int gpus_per_node = 4;
+    std::vector<int> node_gpus{};  ///< per node, when nodes differ (empty: gpus_per_node each)
 
-    [[nodiscard]] int gpus() const { return int(node_type.size()) * gpus_per_node; }
+    [[nodiscard]] int gpus_of_node(std::size_t n) const { return node_gpus.empty() ? gpus_per_node : node_gpus[n]; }
+    [[nodiscard]] int gpus() const {
+        int g = 0;
+        for (std::size_t n = 0; n < node_type.size(); ++n) g += gpus_of_node(n);
+        return g;
+    }
     [[nodiscard]] int nodes_of(int t) const { return int(std::count(node_type.begin(), node_type.end(), t)); }
     /// Types with at least one node, in index order.
     [[nodiscard]] std::vector<int> present_types() const {
@@ -118,6 +124,11 @@ struct metis_cluster {
                                   " in the profile");
         for (int t : node_type)
             if (t < 0 || t >= int(types.size())) throw input_error("metis_cluster: a node's type index is out of range");
+        if (!node_gpus.empty() && node_gpus.size() != node_type.size())
+            throw input_error("metis_cluster: node_gpus has " + std::to_string(node_gpus.size()) + " entries for " +
+                              std::to_string(node_type.size()) + " nodes");
+        for (std::size_t n = 0; n < node_type.size(); ++n)
+            if (gpus_of_node(n) < 1) throw input_error("metis_cluster: node " + std::to_string(n) + " has no GPU");
     }
 };
 

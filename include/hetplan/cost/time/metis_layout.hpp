@@ -34,22 +34,28 @@ struct metis_rules {
     [[nodiscard]] static constexpr metis_rules corrected() { return {}; }
 };
 
-/// The ranks of a cluster under a GPU-type order: the first type's GPUs first (Metis §4.1).
+/// The ranks of a cluster under a GPU-type order: the first type's GPUs first (Metis §4.1),
+/// each type's nodes in cluster order.
 struct metis_layout {
-    std::vector<int> rank_type;  ///< per rank
-    std::vector<int> node_type;  ///< per node, in the same order
-    int gpus_per_node = 4;
+    std::vector<int> rank_type;   ///< per rank
+    std::vector<int> rank_node;   ///< per rank, an index into node_type / node_source
+    std::vector<int> node_type;   ///< per node, in layout order
+    std::vector<int> node_source; ///< per node, its index in the cluster
 
     metis_layout() = default;
-    metis_layout(const metis_cluster& c, std::span<const int> order) : gpus_per_node(c.gpus_per_node) {
-        for (int t : order) {
-            const int n = c.nodes_of(t);
-            node_type.insert(node_type.end(), std::size_t(n), t);
-            rank_type.insert(rank_type.end(), std::size_t(n * c.gpus_per_node), t);
-        }
+    metis_layout(const metis_cluster& c, std::span<const int> order) {
+        for (int t : order)
+            for (std::size_t n = 0; n < c.node_type.size(); ++n) {
+                if (c.node_type[n] != t) continue;
+                const int node = int(node_type.size());
+                node_type.push_back(t);
+                node_source.push_back(int(n));
+                rank_type.insert(rank_type.end(), std::size_t(c.gpus_of_node(n)), t);
+                rank_node.insert(rank_node.end(), std::size_t(c.gpus_of_node(n)), node);
+            }
     }
     [[nodiscard]] int gpus() const { return int(rank_type.size()); }
-    [[nodiscard]] int node_of(int rank) const { return rank / gpus_per_node; }
+    [[nodiscard]] int node_of(int rank) const { return rank_node[std::size_t(rank)]; }
     [[nodiscard]] std::span<const int> ranks(int first, int count) const { return {rank_type.data() + first, std::size_t(count)}; }
 };
 

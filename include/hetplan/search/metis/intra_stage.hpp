@@ -48,13 +48,14 @@ struct memory_aware_split_order {
 struct intra_limits {
     int max_tp = metis_max_degree;           ///< the public code's max_profiled_tp_degree
     int max_microbatch = metis_max_degree;   ///< its max_profiled_batch_size
+    bool tp_within_node = false;             ///< every TP group on one node (hetplan's plans need it)
 };
 
 /// Walks one candidate (stage_model already reset to it). Calls emit(state, outcome, steps) for
 /// each plan, steps being the moves since the previous plan; emit returns true to stop. Returns
 /// false when the stop condition ended the walk.
-template <class SplitOrder, class Emit>
-bool walk_strategies(stage_model& model, std::span<const int> groups, int global_batch, int microbatches, const intra_limits& lim,
+template <class SplitOrder, class Model, class Emit>
+bool walk_strategies(Model& model, std::span<const int> groups, int global_batch, int microbatches, const intra_limits& lim,
                      const SplitOrder& order, walk_state& w, partition_outcome& out, std::vector<double>& shares, stop_poll& poll,
                      Emit&& emit) {
     const std::size_t S = groups.size();
@@ -69,6 +70,9 @@ bool walk_strategies(stage_model& model, std::span<const int> groups, int global
         for (std::size_t s = 0; s < S; ++s) {
             const int mbs = global_batch / w.dp[s] / microbatches;
             if (mbs < 1 || mbs > lim.max_microbatch || w.tp[s] > lim.max_tp) return false;
+            if (lim.tp_within_node)  // replica r holds ranks [first + r tp, first + (r + 1) tp)
+                for (int r = 0, first = model.first_rank(s); r < w.dp[s]; ++r)
+                    if (model.layout().node_of(first + r * w.tp[s]) != model.layout().node_of(first + (r + 1) * w.tp[s] - 1)) return false;
         }
         return true;
     };

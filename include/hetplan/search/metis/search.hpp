@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <boost/hana/tuple.hpp>
@@ -50,11 +51,11 @@ struct metis_result {
     metis_stats stats;
 };
 
-template <class SplitOrder = metis_split_order>
+template <class SplitOrder = metis_split_order, class Memory = metis_memory>
 class metis_search {
 public:
-    metis_search(const metis_profile& p, const metis_cluster& c, int global_batch, metis_options opt = {})
-        : p_(&p), c_(&c), gbs_(global_batch), opt_(std::move(opt)) {
+    metis_search(const metis_profile& p, const metis_cluster& c, int global_batch, metis_options opt = {}, Memory memory = {})
+        : p_(&p), c_(&c), gbs_(global_batch), opt_(std::move(opt)), memory_(std::move(memory)) {
         c.check_against(p);
         if (global_batch < 1) throw input_error("metis_search: the global batch must be >= 1");
         if (opt_.orders.empty()) opt_.orders = type_orders(c.present_types());
@@ -64,7 +65,7 @@ public:
     [[nodiscard]] metis_result run(const stop_condition* stop = nullptr, boost::hana::tuple<Hooks...> hooks = {}) const {
         metis_result res;
         stop_poll poll(stop);
-        stage_model model(*p_, *c_, opt_.rules);
+        stage_model<Memory> model(*p_, *c_, opt_.rules, memory_);
         const metis_cost_model price(*p_, *c_, opt_.rules);
         std::vector<metis_layout> layouts;
         for (const auto& o : opt_.orders) layouts.emplace_back(*c_, o);
@@ -128,6 +129,7 @@ private:
     const metis_cluster* c_;
     int gbs_;
     metis_options opt_;
+    Memory memory_;
 };
 
 }  // namespace hetplan::search::metis

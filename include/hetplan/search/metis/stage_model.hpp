@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "hetplan/cost/time/metis_layout.hpp"
@@ -30,9 +31,57 @@ struct partition_outcome {
     std::vector<double> first_headroom;  ///< of the first attempt, when it did not fit; else empty
 };
 
+/// Metis' memory check (its _get_stage_memory_demand): a stage's capacity is the sum of its GPUs'
+/// memory, its demand 5 x the profiled memory of its layers, once for a stage of one GPU type and
+/// per power-of-two microbatch of each replica for a mixed one. Under the published rules a mixed
+/// stage's replicas come from the whole cluster's rank list and the first type's memory.
+struct metis_memory {
+    template <class Model>
+    void operator()(Model& m, std::size_t s, int a, int b, int dp, int tp, double& capacity, double& demand) const {
+        constexpr double missing = std::numeric_limits<double>::infinity();
+        const metis_profile& p = m.profile();
+        const metis_layout& layout = m.layout();
+        const bool wide = m.rules().cluster_wide_memory;
+        capacity = m.aggregate_capacity(s);
+        const auto stage_types = m.stage_types(s);
+        double cur = 0.001;
+        if (!m.is_mixed(s)) {
+            const int t = wide ? layout.rank_type.front() : stage_types.front();
+            const metis_entry* e = p.at(std::size_t(t), tp, m.global_batch() / m.microbatches() / dp);
+            demand = e ? cur + layer_sum(e->memory, a, b) * memory_coefficient : missing;
+            return;
+        }
+        const auto types = wide ? std::span<const int>(layout.rank_type) : stage_types;
+        std::span<const int> shares;
+        if (!m.split(types, dp, tp, m.global_batch() / m.microbatches(), shares)) {
+            demand = missing;
+            return;
+        }
+        const int size = int(types.size()) / dp;
+        for (int r = 0; r < dp && cur != missing; ++r) {
+            const int t = wide ? layout.rank_type.front()
+                               : replica_type(p, types.subspan(std::size_t(r * size), std::size_t(size)), tp, m.rules());
+            for_each_power_of_two(shares[std::size_t(r)], [&](int mb) {
+                const metis_entry* e = p.at(std::size_t(t), tp, mb);
+                cur = e ? cur + layer_sum(e->memory, a, b) * memory_coefficient : missing;
+            });
+        }
+        demand = cur;
+    }
+    /// Sum of v[a..b) left to right.
+    [[nodiscard]] static double layer_sum(const std::vector<double>& v, int a, int b) {
+        double sum = 0;
+        for (int i = std::max(a, 0); i < std::min(b, int(v.size())); ++i) sum += v[std::size_t(i)];
+        return sum;
+    }
+};
+
+/// The stages of one candidate; `Memory` is the memory check (metis_memory: the paper's).
+template <class Memory = metis_memory>
 class stage_model {
 public:
-    stage_model(const metis_profile& p, const metis_cluster& c, metis_rules rules) : p_(&p), c_(&c), rules_(rules) {
+    stage_model(const metis_profile& p, const metis_cluster& c, metis_rules rules, Memory memory = {})
+        : p_(&p), c_(&c), rules_(rules), memory_(std::move(memory)) {
         const metis_entry* e = p.at(0, 1, 1);
         if (!e) throw input_error("metis_profile: the first type (" + (p.types.empty() ? std::string("none") : p.types[0]) +
                                   ") needs tp1_bs1, which sets the layer durations");
@@ -68,8 +117,26 @@ public:
         }
     }
 
-    [[nodiscard]] std::span<const double> capacity() const { return capacity_; }
     [[nodiscard]] std::span<const double> durations() const { return durations_; }
+    [[nodiscard]] const metis_profile& profile() const { return *p_; }
+    [[nodiscard]] const metis_cluster& cluster() const { return *c_; }
+    [[nodiscard]] const metis_layout& layout() const { return *layout_; }
+    [[nodiscard]] const metis_rules& rules() const { return rules_; }
+    [[nodiscard]] int stages() const { return int(groups_.size()); }
+    [[nodiscard]] int first_rank(std::size_t s) const { return first_[s]; }
+    [[nodiscard]] std::span<const int> stage_types(std::size_t s) const { return layout_->ranks(first_[s], groups_[s]); }
+    [[nodiscard]] bool is_mixed(std::size_t s) const { return mixed_[s] != 0; }
+    [[nodiscard]] int global_batch() const { return gbs_; }
+    [[nodiscard]] int microbatches() const { return B_; }
+    /// The sum of the stage's GPUs' memory (MB).
+    [[nodiscard]] double aggregate_capacity(std::size_t s) const { return capacity_[s]; }
+    /// Metis' data load balancer over `types` (the shares stay valid until the next call); false
+    /// when a measurement is missing.
+    [[nodiscard]] bool split(std::span<const int> types, int dp, int tp, int batch, std::span<const int>& out) {
+        if (!metis_split_batch(*p_, types, dp, tp, batch, rules_, split_, scratch_)) return false;
+        out = split_;
+        return true;
+    }
 
     /// Each stage's share of compute (speeds normalised to sum 1); false when a measurement is
     /// missing. A mixed stage runs each replica's samples as power-of-two microbatches; its speed
@@ -107,39 +174,12 @@ public:
         return true;
     }
 
-    /// Memory demand (MB) of each stage under `partition`; +inf where a measurement is missing.
-    void demand(std::span<const int> partition, std::span<const int> dp, std::span<const int> tp, std::vector<double>& out) {
-        out.assign(groups_.size(), 0.0);
-        constexpr double missing = std::numeric_limits<double>::infinity();
-        for (std::size_t s = 0; s < groups_.size(); ++s) {
-            const int a = partition[s], b = partition[s + 1];
-            const auto stage_types = layout_->ranks(first_[s], groups_[s]);
-            double cur = 0.001;
-            if (!mixed_[s]) {
-                const int t = rules_.cluster_wide_memory ? layout_->rank_type.front() : stage_types.front();
-                const metis_entry* e = p_->at(std::size_t(t), tp[s], gbs_ / B_ / dp[s]);
-                out[s] = e ? cur + layer_sum(e->memory, a, b) * memory_coefficient : missing;
-                continue;
-            }
-            // The public code splits the batch over the whole cluster's ranks here and reads the
-            // first type's memory (cluster_wide_memory); corrected, the stage's own replicas.
-            const auto types = rules_.cluster_wide_memory ? std::span<const int>(layout_->rank_type) : stage_types;
-            if (!metis_split_batch(*p_, types, dp[s], tp[s], gbs_ / B_, rules_, split_, scratch_)) {
-                out[s] = missing;
-                continue;
-            }
-            const int size = int(types.size()) / dp[s];
-            for (int r = 0; r < dp[s] && cur != missing; ++r) {
-                const int t = rules_.cluster_wide_memory
-                                  ? layout_->rank_type.front()
-                                  : replica_type(*p_, types.subspan(std::size_t(r * size), std::size_t(size)), tp[s], rules_);
-                for_each_power_of_two(split_[std::size_t(r)], [&](int m) {
-                    const metis_entry* e = p_->at(std::size_t(t), tp[s], m);
-                    cur = e ? cur + layer_sum(e->memory, a, b) * memory_coefficient : missing;
-                });
-            }
-            out[s] = cur;
-        }
+    /// Memory capacity and demand (MB) of each stage under `partition`, from the memory check.
+    void measure(std::span<const int> partition, std::span<const int> dp, std::span<const int> tp) {
+        limit_.assign(groups_.size(), 0.0);
+        demand_.assign(groups_.size(), 0.0);
+        for (std::size_t s = 0; s < groups_.size(); ++s)
+            memory_(*this, s, partition[s], partition[s + 1], dp[s], tp[s], limit_[s], demand_[s]);
     }
 
     /// The layer balancer with up to three attempts (Metis' partition_layer).
@@ -151,11 +191,11 @@ public:
         cur_shares_.assign(shares.begin(), shares.end());
         for (int attempt = 1; attempt <= 3; ++attempt) {
             balancer_.balance(cur_shares_, durations_, out.partition);
-            demand(out.partition, dp, tp, demand_);
+            measure(out.partition, dp, tp);
             out.headroom.resize(demand_.size());
             bool fits = true;
             for (std::size_t s = 0; s < demand_.size(); ++s) {
-                out.headroom[s] = capacity_[s] - demand_[s];
+                out.headroom[s] = limit_[s] - demand_[s];
                 if (out.headroom[s] < 0) fits = false;
             }
             if (fits) {
@@ -165,24 +205,18 @@ public:
             }
             if (attempt == 1) out.first_headroom = out.headroom;
             ++out.failures;
-            if (!adjust_shares(cur_shares_, capacity_, demand_, next_shares_, avail_, more_) || next_shares_.empty()) return;
+            if (!adjust_shares(cur_shares_, limit_, demand_, next_shares_, avail_, more_) || next_shares_.empty()) return;
             cur_shares_.swap(next_shares_);
         }
-    }
-
-    /// Sum of v[a..b) left to right.
-    [[nodiscard]] static double layer_sum(const std::vector<double>& v, int a, int b) {
-        double s = 0;
-        for (int i = std::max(a, 0); i < std::min(b, int(v.size())); ++i) s += v[std::size_t(i)];
-        return s;
     }
 
 private:
     const metis_profile* p_;
     const metis_cluster* c_;
     metis_rules rules_;
+    Memory memory_;
     const metis_layout* layout_ = nullptr;
-    std::vector<double> durations_, capacity_, demand_, cur_shares_, next_shares_, avail_, more_, scratch_;
+    std::vector<double> durations_, capacity_, limit_, demand_, cur_shares_, next_shares_, avail_, more_, scratch_;
     std::vector<int> groups_, first_, split_, seen_;
     std::vector<char> mixed_;
     int gbs_ = 1, B_ = 1;
