@@ -30,7 +30,7 @@ namespace hetplan::app {
 
 inline constexpr const char* usage_text =
     "usage:\n"
-    "  hetplan plan     [INPUT] [--planner sailor|zorse|autohet|cephalo] [--objective throughput|cost]\n"
+    "  hetplan plan     [INPUT] [--planner sailor|zorse|autohet|metis|metis-memory-aware|cephalo] [--objective throughput|cost]\n"
     "                   [--max-cost USD] [--min-throughput IT_PER_S] [--top K] [--json OUT] [--svg OUT]\n"
     "                   [--deadline S] [--timing on|off]\n"
     "  hetplan simulate [INPUT] [--plan PLAN.json] [--planner NAME] [--json OUT] [--svg OUT]\n"

@@ -3,6 +3,7 @@
 // type-erased front end.
 #include "hetplan/planners/any_planner.hpp"
 #include "hetplan/planners/autohet.hpp"
+#include "hetplan/planners/metis.hpp"
 #include "hetplan/planners/cephalo.hpp"
 #include "hetplan/planners/cephalo_baselines.hpp"
 #include "hetplan/planners/registry.hpp"

@@ -54,7 +54,7 @@ TEST_CASE("any_planner: by name, same plans as the planners themselves, requests
     const auto cheap = planner_named("sailor").plan(pb, {.target = objective_kind::cost});
     REQUIRE(cheap.best());
     CHECK(cheap.best()->cost() <= erased.plans[0].cost());
-    CHECK_THROWS_WITH_AS((void)planner_named("metis"), doctest::Contains("unknown planner 'metis' (known: sailor, zorse, autohet, cephalo)"), input_error);
+    CHECK_THROWS_WITH_AS((void)planner_named("alpa"), doctest::Contains("unknown planner 'alpa' (known: sailor, zorse, autohet, metis, metis-memory-aware, cephalo)"), input_error);
 }
 
 TEST_CASE("any_planner: a user's planner, copied, extracted, and progress through the request") {

@@ -8,6 +8,7 @@
 #include "hetplan/planners/any_planner.hpp"
 #include "hetplan/planners/autohet.hpp"
 #include "hetplan/planners/cephalo.hpp"
+#include "hetplan/planners/metis.hpp"
 #include "hetplan/planners/sailor.hpp"
 #include "hetplan/planners/zorse.hpp"
 
@@ -19,6 +20,8 @@ namespace hetplan {
     out.emplace_back(sailor_planner<>{}, "Sailor (shared/papers/000), §4.2");
     out.emplace_back(zorse_planner<>{}, "Zorse (shared/papers/001), §3");
     out.emplace_back(autohet_planner<>{}, "AutoHet (shared/papers/002), §III");
+    out.emplace_back(metis_planner<>{}, "Metis (USENIX ATC '24), §4-5");
+    out.emplace_back(memory_aware_metis_planner{}, "memory-aware Metis (shared/papers/003), §3.4");
     out.emplace_back(cephalo_planner<>{}, "Cephalo (shared/papers/004), §2-3");
     return out;
 }

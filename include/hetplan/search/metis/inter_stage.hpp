@@ -1,7 +1,7 @@
 #pragma once
-// Metis' inter-stage space (Metis §4.1): GPU-type orders x stage counts S = 1..min(G, L) x
+// Metis' inter-stage space (Metis §4.1): stage counts S = 1..min(G, L) x GPU-type orders x
 // device-group vectors x microbatch counts (divisors of the global batch, largest first),
-// generated lazily in that order.
+// generated lazily in that order (the public code puts the type order outermost).
 //
 // Every order of the cluster's GPU types is searched and each candidate is generated once. The
 // public code takes the first order from a Python set (so its plan depends on the hash seed) and,
@@ -58,9 +58,17 @@ bool for_each_inter_stage(const std::vector<std::vector<int>>& orders, int gpus,
             return false;
         });
     };
+    if (!published) {
+        // Stage counts outermost, every order at each: a search cut short has seen every order
+        // of the shallower pipelines.
+        for (int S = 1; S <= maxS; ++S)
+            for (std::size_t oi = 0; oi < orders.size(); ++oi)
+                if (block(oi, S, false)) return true;
+        return false;
+    }
     for (std::size_t oi = 0; oi < orders.size(); ++oi) {
         int S = 1;
-        if (published && oi > 0) {
+        if (oi > 0) {
             // The first stage count above 1 with device groups, generated an extra time.
             int dup = 2;
             while (dup <= maxS && count_device_groups(dup, gpus, rules) == 0) ++dup;

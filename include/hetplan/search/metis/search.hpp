@@ -26,6 +26,7 @@ struct metis_options {
     metis_rules rules = metis_rules::corrected();
     std::vector<std::vector<int>> orders{};  ///< GPU-type orders to search (empty: every order)
     std::size_t keep = 1;                    ///< best plans kept
+    std::size_t candidate_budget = 0;        ///< inter-stage candidates walked at most (0: all)
 };
 
 /// A plan of the search, priced.
@@ -43,7 +44,9 @@ struct metis_stats {
     std::size_t steps = 0;       ///< Metis' search steps
     std::size_t unrunnable = 0;  ///< plans with an empty stage or a layer in no stage (not priced)
     std::size_t unpriced = 0;    ///< plans whose price needs a measurement the profile lacks
+    int deepest = 0;             ///< the most stages of a candidate walked
     bool stopped = false;
+    bool budget_spent = false;   ///< candidate_budget ended the search
 };
 
 struct metis_result {
@@ -78,7 +81,12 @@ public:
         const int G = c_->gpus(), L = p_->layers;
         bool halted = false;
         for_each_inter_stage(opt_.orders, G, L, gbs_, opt_.groups, opt_.rules.published_enumeration, [&](const inter_stage_candidate& ic) {
+            if (opt_.candidate_budget > 0 && res.stats.candidates >= opt_.candidate_budget) {
+                res.stats.budget_spent = true;
+                return true;
+            }
             ++res.stats.candidates;
+            res.stats.deepest = std::max(res.stats.deepest, int(ic.groups.size()));
             const metis_layout& layout = layouts[ic.order_index];
             model.reset(layout, ic.groups, gbs_, ic.microbatches);
             const bool finished = walk_strategies(
