@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "hetplan/concepts/planner.hpp"
+#include "hetplan/core/stop.hpp"
 #include "hetplan/cost/memory/sailor.hpp"
 #include "hetplan/cost/simulator.hpp"
 #include "hetplan/plan/validator.hpp"
@@ -39,6 +40,8 @@ struct metis_planner_options {
     /// with the multiset orders of the device groups: 66,480 candidates for 256 GPUs and 40 layers,
     /// millions for 128 GPUs and 32 layers with a batch of 1024.
     std::size_t candidate_budget = 20'000;
+    /// GPU types at most: Metis searches every order of them (6 types: 720 orders).
+    int max_types = 6;
 };
 
 /// A hetplan problem as Metis' search sees it, and the way back to hetplan's ids.
@@ -49,9 +52,13 @@ struct metis_world {
     std::vector<zone_id> zone;     ///< per cluster node
     std::vector<int> node;         ///< per cluster node: its index among its type's nodes in its zone
 
-    /// Builds it from the pool, the profiles (or their analytical fallback) and the network.
-    /// Throws missing_link when two nodes of a type have no link.
-    explicit metis_world(const problem& pb) {
+    bool complete = true;  ///< false when the stop condition ended the construction
+
+    /// Builds it from the pool, the profiles (or their analytical fallback) and the network,
+    /// polling `stop` between measurements. Throws missing_link when two nodes of a type have no
+    /// link.
+    explicit metis_world(const problem& pb, const stop_condition* stop = nullptr) {
+        stop_poll poll(stop);
         const int L = pb.model.num_layers(), B = pb.job.global_batch;
         profile.layers = L;
         constexpr double MiB = 1024.0 * 1024.0, GiB = MiB * 1024.0;
@@ -87,17 +94,20 @@ struct metis_world {
             }
         }
         // Per (type, TP, microbatch): forward + backward of each layer (ms). Memory is checked by
-        // hetplan's memory model (metis_worker_memory), so the profile's memory stays 0.
-        const std::vector<double> no_memory(std::size_t(L), 0.0);
-        for (std::size_t t = 0; t < gpu.size(); ++t) {
+        // hetplan's memory model (metis_worker_memory): the profile holds none.
+        for (std::size_t t = 0; t < gpu.size() && complete; ++t) {
             const gpu_spec& spec = pb.hw.gpu(gpu[t]);
             for (int tp = 1; tp <= std::min(pb.hw.gpus_per_node(gpu[t]), metis_max_degree); tp *= 2) {
                 if (!pb.profiles.can_answer(spec.type_name, tp)) continue;
                 for (int m = 1; m <= std::min(B, metis_max_degree); m *= 2) {
+                    if (poll()) {
+                        complete = false;
+                        break;
+                    }
                     std::vector<double> c(static_cast<std::size_t>(L));
                     for (int l = 0; l < L; ++l)
                         c[std::size_t(l)] = pb.profiles.lookup(spec, tp, m, pb.model, std::size_t(l), pb.job.compute_dtype(), 16.0).first.fwd_bwd().value * 1e3;
-                    profile.set(t, tp, m, std::move(c), no_memory, 0.0);
+                    profile.set(t, tp, m, std::move(c), {}, 0.0);
                 }
             }
         }
@@ -190,7 +200,22 @@ private:
             run.note("no GPU in the pool");
             return run.finish(me);
         }
-        const metis_world world(pb);
+        int types = 0;
+        for (std::size_t g = 0; g < pb.hw.gpus.size(); ++g) {
+            bool any = false;
+            for (std::size_t z = 0; z < pb.hw.zones.size(); ++z) any = any || pb.pool().available(gpu_type_id{g}, zone_id{z}) > 0;
+            types += any ? 1 : 0;
+        }
+        if (types > opt_.max_types) {
+            run.note(me + " searches every order of the GPU types: the pool's " + std::to_string(types) + " types exceed " +
+                     std::to_string(opt_.max_types) + " (metis_planner_options::max_types)");
+            return run.finish(me);
+        }
+        const metis_world world(pb, &run.stop());
+        if (!world.complete) {
+            run.halt();
+            return run.finish(me);
+        }
         if (!world.profile.at(0, 1, 1)) {
             run.note(me + " needs timings of " + world.profile.types.front() + " at TP 1, microbatch 1 (its layer durations)");
             return run.finish(me);

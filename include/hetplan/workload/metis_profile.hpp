@@ -28,7 +28,7 @@ inline constexpr int metis_max_degree = 128;
 /// One (GPU type, TP degree, microbatch size) measurement, in milliseconds and megabytes.
 struct metis_entry {
     std::vector<double> computes;  ///< forward + backward of each layer
-    std::vector<double> memory;    ///< each layer's memory (the planner multiplies it by 5, §3.3 of the spec)
+    std::vector<double> memory;    ///< each layer's memory in MB (empty: none measured)
     double fb_sync = 0;            ///< measured step minus the sum of `computes`
     double compute_total = 0;      ///< sum of `computes`, left to right (the stage speed of §4.2)
     bool present = false;
@@ -51,7 +51,7 @@ struct metis_profile {
         if (lt < 0 || lb < 0)
             throw input_error("metis_profile: tp " + std::to_string(tp) + " and microbatch " + std::to_string(mbs) +
                               " must be powers of two up to " + std::to_string(metis_max_degree));
-        if (int(computes.size()) != layers || int(memory.size()) != layers)
+        if (int(computes.size()) != layers || (!memory.empty() && int(memory.size()) != layers))
             throw input_error("metis_profile: " + types[type] + " tp" + std::to_string(tp) + "_bs" + std::to_string(mbs) +
                               " has " + std::to_string(computes.size()) + " compute and " + std::to_string(memory.size()) +
                               " memory entries for " + std::to_string(layers) + " layers");

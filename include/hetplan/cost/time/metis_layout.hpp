@@ -100,14 +100,12 @@ struct metis_layout {
         scratch[std::size_t(dp + r)] = share - double(int(share));
         given += out[std::size_t(r)];
     }
-    for (int left = batch - given; left > 0; --left) {
-        int best = -1;  // the largest fraction not yet topped up, the first on ties (a stable sort)
-        for (int r = 0; r < dp; ++r)
-            if (scratch[std::size_t(dp + r)] >= 0 && (best < 0 || scratch[std::size_t(dp + r)] > scratch[std::size_t(dp + best)])) best = r;
-        if (best < 0) break;
-        ++out[std::size_t(best)];
-        scratch[std::size_t(dp + best)] = -1;
-    }
+    // The remainder (< dp) to the largest fractions, the first on ties (a stable sort).
+    thread_local std::vector<int> order;
+    order.resize(std::size_t(dp));
+    for (int r = 0; r < dp; ++r) order[std::size_t(r)] = r;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return scratch[std::size_t(dp + a)] > scratch[std::size_t(dp + b)]; });
+    for (int k = 0; k < batch - given && k < dp; ++k) ++out[std::size_t(order[std::size_t(k)])];
     return true;
 }
 

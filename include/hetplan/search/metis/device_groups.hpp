@@ -37,6 +37,7 @@ bool sorted_groups(std::span<const int> shapes, std::size_t from, int left, int 
         const long long s = shapes[i];
         if (s > rest) break;
         if (s * left > rest) break;                       // the smallest choice left already overshoots
+        if (rest % s != 0) break;                         // sizes from here are multiples of s: none sums to rest
         if (static_cast<long long>(shapes.back()) * left < rest) return false;  // even the largest cannot reach
         seq.push_back(int(s));
         const bool stop = sorted_groups(shapes, i, left - 1, rest - int(s), seq, f);

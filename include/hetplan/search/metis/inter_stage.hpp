@@ -38,9 +38,14 @@ struct inter_stage_candidate {
 
 /// Divisors of n, largest first.
 [[nodiscard]] inline std::vector<int> microbatch_counts(int n) {
-    std::vector<int> out;
-    for (int d = n; d >= 1; --d)
-        if (n % d == 0) out.push_back(d);
+    std::vector<int> low, high;
+    for (int d = 1; static_cast<long long>(d) * d <= n; ++d)
+        if (n % d == 0) {
+            low.push_back(d);
+            if (d != n / d) high.push_back(n / d);
+        }
+    std::vector<int> out(high.begin(), high.end());  // n / 1, n / 2, ... decreasing
+    out.insert(out.end(), low.rbegin(), low.rend());
     return out;
 }
 
