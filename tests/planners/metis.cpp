@@ -105,3 +105,19 @@ TEST_CASE("metis planner: in the registry, by name") {
     CHECK(planner_named("metis").name() == "metis");
     CHECK(planner_named("metis-memory-aware").name() == "metis-memory-aware");
 }
+
+TEST_CASE("metis planner: a GPU count with no power-of-two device groups plans on the most GPUs that have some") {
+    // 8 A100 + 7 V100, at most 6 layers: 15 GPUs in at most 6 power-of-two groups of at least an
+    // even share (>= 2) would be a sum of even numbers; 14 have groups (5 x 2 + 4).
+    auto in = fixtures::default_example();
+    in.hw.pool.set(gpu_type_id{1}, zone_id{0}, 7);
+    in.model = fixtures::tiny_gpt();
+    in.job.global_batch = 64;
+    const problem pb = in.as_problem();
+    REQUIRE(pb.model.num_layers() < 7);
+    const auto r = metis_planner<>().plan(pb);
+    CHECK(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) { return n.find("it plans with 14") != std::string::npos; }));
+    REQUIRE(!r.plans.empty());
+    CHECK(r.plans[0].pl.total_gpus() <= 14);
+    CHECK(validate(pb, r.plans[0].pl, metis_planner<>().models().memory).ok());
+}

@@ -228,6 +228,19 @@ private:
         opt.keep = std::max<std::size_t>(opt_.keep, 1);
         opt.limits.tp_within_node = true;
         opt.candidate_budget = opt_.candidate_budget;
+        // Metis covers every GPU with power-of-two groups (none under an even share): a count such
+        // as 22 has none at any depth. Then the most GPUs that have some, the first of each order.
+        const int G = world.cluster.gpus(), maxS = std::min(G, pb.model.num_layers());
+        auto has_groups = [&](int g) {
+            for (int S = 1; S <= std::min(g, maxS); ++S)
+                if (search::metis::count_device_groups(S, g, opt_.groups) > 0) return true;
+            return false;
+        };
+        opt.gpus = G;
+        while (opt.gpus > 1 && !has_groups(opt.gpus)) --opt.gpus;
+        if (opt.gpus < G)
+            run.note(me + " covers all its GPUs with power-of-two device groups, and the pool's " + std::to_string(G) +
+                     " have none: it plans with " + std::to_string(opt.gpus) + ", the first of each GPU-type order");
         const metis_worker_memory<MemoryModel> check{&pb, &world, mm_, mem};
         const search::metis::metis_search<SplitOrder, metis_worker_memory<MemoryModel>> search(world.profile, world.cluster, pb.job.global_batch,
                                                                                        opt, check);
@@ -243,17 +256,26 @@ private:
                      std::to_string(std::min(pb.model.num_layers(), world.cluster.gpus())) + " stages");
 
         const simulator_type sim = models();
+        int starved = 0;
         for (const auto& mp : res.best) {
             auto pl = to_plan(pb, world, mp, mem);
-            if (!pl) continue;
+            if (!pl) {
+                ++starved;
+                continue;
+            }
             const estimate est = sim.run(pb, *pl);
             char what[160];
             std::snprintf(what, sizeof what, "%s: %d stages, %d microbatches (Metis' model: %.1f ms)", me.c_str(), mp.x.stages(),
                           mp.x.microbatches, mp.total);
             (void)run.offer(std::move(*pl), est, est.time.iteration, sim.memory, what);
         }
-        if (res.best.empty() && !res.stats.stopped)
+        if (starved > 0 && starved == int(res.best.size()))
+            run.note(me + ": in each of its best plans the data balancer gives a slow replica no sample of a microbatch (too few samples per microbatch for the replicas)");
+        if (res.best.empty() && !res.stats.stopped && res.stats.plans == 0)
             run.note(me + " found no plan whose layers fit every replica's memory (hetplan's memory model) with TP groups inside nodes");
+        else if (res.best.empty() && !res.stats.stopped)
+            run.note(me + ": each of its " + std::to_string(res.stats.plans) +
+                     " plans leaves a stage without layers or a layer in no stage (Metis' layer balancer, §5.2) or lacks a measurement");
         return run.finish(me);
     }
 

@@ -27,6 +27,7 @@ struct metis_options {
     std::vector<std::vector<int>> orders{};  ///< GPU-type orders to search (empty: every order)
     std::size_t keep = 1;                    ///< best plans kept
     std::size_t candidate_budget = 0;        ///< inter-stage candidates walked at most (0: all)
+    int gpus = 0;                            ///< GPUs the stages cover, the first of each type order (0: all)
 };
 
 /// A plan of the search, priced.
@@ -78,7 +79,7 @@ public:
         std::vector<double> shares;
         metis_candidate x;
         x.global_batch = gbs_;
-        const int G = c_->gpus(), L = p_->layers;
+        const int G = opt_.gpus > 0 ? std::min(opt_.gpus, c_->gpus()) : c_->gpus(), L = p_->layers;
         bool halted = false;
         for_each_inter_stage(opt_.orders, G, L, gbs_, opt_.groups, opt_.rules.published_enumeration, [&](const inter_stage_candidate& ic) {
             if (opt_.candidate_budget > 0 && res.stats.candidates >= opt_.candidate_budget) {
