@@ -247,7 +247,7 @@ private:
         const auto res = search.run(&run.stop(), run.hooks());
         if (res.stats.stopped) run.halt();
         run.stats().candidates += res.stats.candidates;
-        run.note(me + ": " + std::to_string(res.stats.candidates) + " candidates, " + std::to_string(res.stats.steps) + " search steps, " +
+        run.note("searched " + std::to_string(res.stats.candidates) + " candidates, " + std::to_string(res.stats.steps) + " search steps, " +
                  std::to_string(res.stats.plans) + " plans (" + std::to_string(res.stats.unrunnable) +
                  " with an empty stage or a layer in no stage, not priced)");
         if (res.stats.budget_spent)
