@@ -10,7 +10,8 @@
 //             Metis' aggregate check, which treats a stage's memory as one pool)
 //   layers    Metis' layer balancer; batches: its data balancer (uneven shares per replica)
 //   ranking   Metis' cost model orders the search (§5.3); its best `keep` plans are converted,
-//             validated and priced by hetplan's simulator (Sailor's models), which ranks them
+//             validated and priced by metis_time_model (the same formula on hetplan's plan,
+//             cost/time/metis_plan.hpp) with Sailor's memory and money models
 // The plan: one pipeline; stage s holds its layers and one worker per replica (its TP group, its
 // node, its share of each microbatch).
 #include <algorithm>
@@ -26,6 +27,7 @@
 #include "hetplan/core/stop.hpp"
 #include "hetplan/cost/memory/sailor.hpp"
 #include "hetplan/cost/simulator.hpp"
+#include "hetplan/cost/time/metis_plan.hpp"
 #include "hetplan/plan/validator.hpp"
 #include "hetplan/search/metis/search.hpp"
 #include "hetplan/search/run.hpp"
@@ -174,7 +176,7 @@ struct metis_worker_memory {
 template <class SplitOrder = search::metis::metis_split_order, class MemoryModel = sailor_memory_model>
 class metis_planner {
 public:
-    using simulator_type = simulator<MemoryModel>;
+    using simulator_type = simulator<MemoryModel, metis_time_model>;
 
     explicit metis_planner(metis_planner_options opt = {}, MemoryModel mm = {}) : opt_(std::move(opt)), mm_(std::move(mm)) {}
 
@@ -265,7 +267,7 @@ private:
             }
             const estimate est = sim.run(pb, *pl);
             char what[160];
-            std::snprintf(what, sizeof what, "%s: %d stages, %d microbatches (Metis' model: %.1f ms)", me.c_str(), mp.x.stages(),
+            std::snprintf(what, sizeof what, "%s: %d stages, %d microbatches (Metis' search model: %.1f ms)", me.c_str(), mp.x.stages(),
                           mp.x.microbatches, mp.total);
             (void)run.offer(std::move(*pl), est, est.time.iteration, sim.memory, what);
         }
