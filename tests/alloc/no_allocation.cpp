@@ -1,6 +1,7 @@
 // The search hot loops allocate nothing once warm (issue 14): a global operator new that counts,
 // around the stage DP on instances it has seen (building the instance, its floors, and solving
 // it) and Zorse's Phase 2 on a candidate (every ministage count priced, none better than the cut-off).
+// Metis' intra-stage walk on candidates it has walked.
 // Its own binary: replacing operator new is global.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
@@ -12,6 +13,8 @@
 #include "hetplan/fixtures/example.hpp"
 #include "hetplan/planners/sailor.hpp"
 #include "hetplan/planners/zorse.hpp"
+#include "hetplan/fixtures/metis_gpt2.hpp"
+#include "hetplan/search/metis/search.hpp"
 
 namespace {
 std::atomic<std::size_t> allocations{0};
@@ -160,4 +163,40 @@ TEST_CASE("Zorse phase 2: no allocation per candidate once warm") {
     const std::size_t priced = solver.configurations;
     CHECK(count([&] { CHECK_FALSE(solver.solve(pb, cand, max_throughput{}, cut)); }) == 0);
     CHECK(solver.configurations > priced);
+}
+
+TEST_CASE("Metis: no allocation per candidate walk once warm (shares, layer balancer, memory check, splits)") {
+    // Memory-aware Metis Table 1's 20-layer profiles on 32 + 32 GPUs; every device-group vector of
+    // 7 and 8 stages at 8 microbatches, walked twice: the second pass allocates nothing.
+    const auto p = fixtures::metis_gpt2_profile(20);
+    const auto c = fixtures::metis_table1_cluster(32);
+    const metis_layout layout(c, std::vector<int>{0, 1});
+    metis::stage_model<> model(p, c, metis_rules::published());
+    metis::walk_state w;
+    metis::partition_outcome out;
+    std::vector<double> shares;
+    stop_poll poll(nullptr);
+    std::vector<std::vector<int>> candidates;
+    for (int S : {7, 8, 13})
+        metis::for_each_device_groups(S, 64, {}, [&](std::span<const int> g) {
+            candidates.emplace_back(g.begin(), g.end());
+            return false;
+        });
+    REQUIRE(candidates.size() > 100);
+    std::size_t steps = 0;
+    auto walk_all = [&] {
+        for (const auto& g : candidates) {
+            model.reset(layout, g, 128, 8);
+            (void)metis::walk_strategies(model, g, 128, 8, {}, metis::memory_aware_split_order{}, w, out, shares, poll,
+                                         [&](const metis::walk_state&, const metis::partition_outcome&, std::size_t n) {
+                                             steps += n;
+                                             return false;
+                                         });
+        }
+    };
+    (void)count(walk_all);  // warm-up: buffers grow to the largest candidate
+    const std::size_t first = steps;
+    CHECK(first > 0);
+    CHECK(count(walk_all) == 0);
+    CHECK(steps == 2 * first);
 }

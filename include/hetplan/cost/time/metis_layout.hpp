@@ -104,8 +104,13 @@ struct metis_layout {
     thread_local std::vector<int> order;
     order.resize(std::size_t(dp));
     for (int r = 0; r < dp; ++r) order[std::size_t(r)] = r;
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return scratch[std::size_t(dp + a)] > scratch[std::size_t(dp + b)]; });
-    for (int k = 0; k < batch - given && k < dp; ++k) ++out[std::size_t(order[std::size_t(k)])];
+    const int rem = std::clamp(batch - given, 0, dp);
+    // Ties to the lower index, as a stable sort gives them; partial_sort allocates nothing.
+    std::partial_sort(order.begin(), order.begin() + rem, order.end(), [&](int a, int b) {
+        const double fa = scratch[std::size_t(dp + a)], fb = scratch[std::size_t(dp + b)];
+        return fa > fb || (fa == fb && a < b);
+    });
+    for (int k = 0; k < rem; ++k) ++out[std::size_t(order[std::size_t(k)])];
     return true;
 }
 

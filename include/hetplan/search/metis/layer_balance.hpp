@@ -29,8 +29,9 @@ public:
         e_.resize(std::size_t(M));
         for (int j = 0; j < M; ++j) e_[std::size_t(j)] = d[std::size_t(j / H)] / H;
         cap_.assign(shares.begin(), shares.end());
-        alloc_.resize(std::size_t(S));
-        for (auto& a : alloc_) a.clear();
+        // Lists are kept across calls (never shrunk), so a warm balancer allocates nothing.
+        grow(alloc_, S);
+        for (int s = 0; s < S; ++s) alloc_[std::size_t(s)].clear();
         lo_.assign(std::size_t(S), std::numeric_limits<int>::max());
         hi_.assign(std::size_t(S), -1);
         free_.assign(std::size_t(M), 0);
@@ -78,7 +79,7 @@ public:
         }
 
         // Whole layers: those a stage holds more than H / 2 sub-layers of.
-        layers_.resize(std::size_t(S));
+        grow(layers_, S);
         for (int s = 0; s < S; ++s) {
             auto& a = alloc_[std::size_t(s)];
             std::sort(a.begin(), a.end());
@@ -101,7 +102,8 @@ public:
 
         // Up to three moves of one layer into the stage with the most share left, from its
         // neighbour with the least; a move that raises the largest share left is undone.
-        trial_ = layers_;
+        grow(trial_, S);
+        for (int s = 0; s < S; ++s) trial_[std::size_t(s)] = layers_[std::size_t(s)];
         trial_cap_ = cap_;
         for (int n = 1;; ++n) {
             const int st = first_max(trial_cap_);
@@ -121,7 +123,7 @@ public:
                 trial_cap_[std::size_t(near)] += d[std::size_t(layer)];
             }
             if (trial_cap_[std::size_t(first_max(trial_cap_))] > cap_[std::size_t(first_max(cap_))] || n > 3) break;
-            layers_ = trial_;
+            for (int s = 0; s < S; ++s) layers_[std::size_t(s)] = trial_[std::size_t(s)];
             cap_ = trial_cap_;
         }
 
@@ -130,6 +132,9 @@ public:
     }
 
 private:
+    static void grow(std::vector<std::vector<int>>& v, int n) {
+        if (v.size() < std::size_t(n)) v.resize(std::size_t(n));
+    }
     void take(int s, int j) {
         cap_[std::size_t(s)] -= e_[std::size_t(j)];
         alloc_[std::size_t(s)].push_back(j);
