@@ -231,15 +231,19 @@ private:
         opt.limits.tp_within_node = true;
         opt.candidate_budget = opt_.candidate_budget;
         // Metis covers every GPU with power-of-two groups (none under an even share): a count such
-        // as 22 has none at any depth. Then the most GPUs that have some, the first of each order.
+        // as 22 has none at any depth. Then the most GPUs that have some, the first of each order:
+        // one of the 64 counts below the pool's, or else the largest power of two (one stage).
         const int G = world.cluster.gpus(), maxS = std::min(G, pb.model.num_layers());
         auto has_groups = [&](int g) {
             for (int S = 1; S <= std::min(g, maxS); ++S)
-                if (search::metis::count_device_groups(S, g, opt_.groups) > 0) return true;
+                if (search::metis::has_device_groups(S, g, opt_.groups)) return true;
             return false;
         };
+        int power = 1;
+        while (power <= G / 2) power *= 2;
         opt.gpus = G;
-        while (opt.gpus > 1 && !has_groups(opt.gpus)) --opt.gpus;
+        while (opt.gpus > power && opt.gpus > G - 64 && !has_groups(opt.gpus)) --opt.gpus;
+        if (!has_groups(opt.gpus)) opt.gpus = power;
         if (opt.gpus < G)
             run.note(me + " covers all its GPUs with power-of-two device groups, and the pool's " + std::to_string(G) +
                      " have none: it plans with " + std::to_string(opt.gpus) + ", the first of each GPU-type order");

@@ -108,6 +108,11 @@ bool for_each_device_groups(int stages, int gpus, const device_group_rules& rule
     return detail::sorted_groups(shapes, 0, stages, gpus, seq, per_multiset);
 }
 
+/// Whether `stages` stages over `gpus` GPUs have any device-group vector (stops at the first).
+[[nodiscard]] inline bool has_device_groups(int stages, int gpus, const device_group_rules& rules = {}) {
+    return for_each_device_groups(stages, gpus, rules, [](std::span<const int>) { return true; });
+}
+
 /// How many device-group vectors `stages` stages have.
 [[nodiscard]] inline std::size_t count_device_groups(int stages, int gpus, const device_group_rules& rules = {}) {
     std::size_t n = 0;

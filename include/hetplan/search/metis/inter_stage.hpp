@@ -76,7 +76,7 @@ bool for_each_inter_stage(const std::vector<std::vector<int>>& orders, int gpus,
         if (oi > 0) {
             // The first stage count above 1 with device groups, generated an extra time.
             int dup = 2;
-            while (dup <= maxS && count_device_groups(dup, gpus, rules) == 0) ++dup;
+            while (dup <= maxS && !has_device_groups(dup, gpus, rules)) ++dup;
             if (dup <= maxS && block(oi, dup, true)) return true;
             S = 2;
         }
