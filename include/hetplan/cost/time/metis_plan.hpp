@@ -11,10 +11,13 @@
 // the stage's layers at its TP degree. Metis' fb_sync and batch-generation terms are measured
 // remainders a hetplan profile does not hold: 0.
 #include <algorithm>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "hetplan/concepts/time_model.hpp"
 #include "hetplan/plan/estimate.hpp"
+#include "hetplan/plan/plan.hpp"
 #include "hetplan/plan/problem.hpp"
 
 namespace hetplan {
