@@ -96,7 +96,7 @@ public:
         if (!mixed(types)) {
             const metis_entry* e = p_->at(std::size_t(types.front()), tp, mbs);
             if (!e) return std::nullopt;
-            return layer_sum(e->computes, a, b);
+            return metis_layer_sum(e->computes, a, b);
         }
         if (!metis_split_batch(*p_, types, dp, tp, batch, rules_, shares_, scratch_)) return std::nullopt;
         const int size = int(types.size()) / dp;
@@ -109,19 +109,12 @@ public:
             for_each_power_of_two(shares_[std::size_t(r)], [&](int m) {
                 const metis_entry* e = p_->at(std::size_t(t), tp, m);
                 if (!e) missing = true;
-                else cost += layer_sum(e->computes, a, b);
+                else cost += metis_layer_sum(e->computes, a, b);
             });
             worst = std::max(worst, cost);
         }
         if (missing) return std::nullopt;
         return worst;
-    }
-
-    /// Sum of v[a..b) left to right (the public code's order, for identical rounding).
-    [[nodiscard]] static double layer_sum(const std::vector<double>& v, int a, int b) {
-        double s = 0;
-        for (int i = std::max(a, 0); i < std::min(b, int(v.size())); ++i) s += v[std::size_t(i)];
-        return s;
     }
 
 private:

@@ -114,6 +114,13 @@ struct metis_layout {
     return true;
 }
 
+/// Sum of v[a..b) left to right (the public code's order: Metis' step counts depend on rounding).
+[[nodiscard]] inline double metis_layer_sum(const std::vector<double>& v, int a, int b) {
+    double s = 0;
+    for (int i = std::max(a, 0); i < std::min(b, int(v.size())); ++i) s += v[std::size_t(i)];
+    return s;
+}
+
 /// Calls f(2^k) for the set bits of n, high to low (a replica's samples as power-of-two
 /// microbatches: the profile holds powers of two only).
 template <class F>

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "hetplan/concepts/time_model.hpp"
+#include "hetplan/cost/time/metis_layout.hpp"
+#include "hetplan/cost/time/sailor.hpp"
 #include "hetplan/plan/estimate.hpp"
 #include "hetplan/plan/plan.hpp"
 #include "hetplan/plan/problem.hpp"
@@ -27,15 +29,14 @@ struct metis_time_model {
     [[nodiscard]] static std::pair<seconds, seconds> worker_time(const problem& pb, const worker_group& w, std::span<const layer_range> ranges) {
         const gpu_spec& gpu = pb.hw.gpu(w.gpu);
         seconds fwd{0}, bwd{0};
-        for (int k = 30; k >= 0; --k) {
-            if (!(w.microbatch_size & (1 << k))) continue;
+        for_each_power_of_two(w.microbatch_size, [&](int m) {
             for (const auto& r : ranges)
                 for (int l = r.begin; l < r.end; ++l) {
-                    const auto t = pb.profiles.lookup(gpu, w.tp, 1 << k, pb.model, std::size_t(l), pb.job.compute_dtype(), 16.0).first;
+                    const auto t = pb.profiles.lookup(gpu, w.tp, m, pb.model, std::size_t(l), pb.job.compute_dtype(), 16.0).first;
                     fwd += t.fwd;
                     bwd += t.bwd;
                 }
-        }
+        });
         return {fwd, bwd};
     }
 
@@ -61,7 +62,7 @@ struct metis_time_model {
                     for (const auto& a : st.workers)
                         for (const auto& b : next.workers) {
                             const bytes size{pb.model.layers.at(std::size_t(last)).act_output_elems * a.microbatch_size * pb.job.activation_bytes()};
-                            out.p2p = max(out.p2p, pb.hw.network.between(endpoint_of(a), endpoint_of(b)).transfer_time(size));
+                            out.p2p = max(out.p2p, pb.hw.network.between(sailor_time_model::endpoint_of(a), sailor_time_model::endpoint_of(b)).transfer_time(size));
                         }
                 }
                 out.sync = all_reduce(pb, st);
@@ -87,8 +88,6 @@ struct metis_time_model {
     }
 
 private:
-    [[nodiscard]] static endpoint endpoint_of(const worker_group& w) { return {w.zone, w.gpu, w.tp}; }
-
     /// The optimizer step of the stage's layers on its slowest worker.
     [[nodiscard]] static seconds update_time(const problem& pb, const stage& st) {
         seconds worst{0};
@@ -112,7 +111,7 @@ private:
         const bytes volume{2.0 * double(d - 1) / double(d) * params / tp * pb.job.gradient_bytes()};
         seconds worst{0};
         for (std::size_t k = 0; k < d; ++k)
-            worst = max(worst, pb.hw.network.between(endpoint_of(st.workers[k]), endpoint_of(st.workers[(k + 1) % d])).transfer_time(volume));
+            worst = max(worst, pb.hw.network.between(sailor_time_model::endpoint_of(st.workers[k]), sailor_time_model::endpoint_of(st.workers[(k + 1) % d])).transfer_time(volume));
         return worst;
     }
 };

@@ -48,7 +48,7 @@ struct metis_memory {
         if (!m.is_mixed(s)) {
             const int t = wide ? layout.rank_type.front() : stage_types.front();
             const metis_entry* e = p.at(std::size_t(t), tp, m.global_batch() / m.microbatches() / dp);
-            demand = e ? cur + layer_sum(e->memory, a, b) * memory_coefficient : missing;
+            demand = e ? cur + metis_layer_sum(e->memory, a, b) * memory_coefficient : missing;
             return;
         }
         const auto types = wide ? std::span<const int>(layout.rank_type) : stage_types;
@@ -63,16 +63,10 @@ struct metis_memory {
                                : replica_type(p, types.subspan(std::size_t(r * size), std::size_t(size)), tp, m.rules());
             for_each_power_of_two(shares[std::size_t(r)], [&](int mb) {
                 const metis_entry* e = p.at(std::size_t(t), tp, mb);
-                cur = e ? cur + layer_sum(e->memory, a, b) * memory_coefficient : missing;
+                cur = e ? cur + metis_layer_sum(e->memory, a, b) * memory_coefficient : missing;
             });
         }
         demand = cur;
-    }
-    /// Sum of v[a..b) left to right.
-    [[nodiscard]] static double layer_sum(const std::vector<double>& v, int a, int b) {
-        double sum = 0;
-        for (int i = std::max(a, 0); i < std::min(b, int(v.size())); ++i) sum += v[std::size_t(i)];
-        return sum;
     }
 };
 
