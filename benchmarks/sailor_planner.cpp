@@ -6,10 +6,13 @@
 #define CATCH_CONFIG_ENABLE_BENCHMARKING
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <vector>
 
 #include "hetplan/fixtures/example.hpp"
 #include "hetplan/io.hpp"
@@ -204,4 +207,33 @@ TEST_CASE("Stage DP memo tables: flat open addressing vs std::unordered_map (sea
         auto p = node;
         return p.plan(in.as_problem()).plans.size();
     };
+}
+
+TEST_CASE("Sailor planner: planning time over random pools, p50 / p90 / p99 (issue 15)") {
+    // Not a BENCHMARK loop: each instance is planned once (default planner, max throughput, a
+    // 60 s deadline) and the distribution printed. HETPLAN_RANDOM_INSTANCES sets the count
+    // (default 200); bench::random_pool describes the instances.
+    const char* env = std::getenv("HETPLAN_RANDOM_INSTANCES");
+    const int n = env ? std::max(1, std::atoi(env)) : 200;
+    std::vector<double> ms;
+    int stopped = 0, none = 0;
+    double worst = 0;
+    std::uint64_t worst_seed = 0;
+    for (int i = 0; i < n; ++i) {
+        const auto in = bench::random_pool(static_cast<std::uint64_t>(i) + 1);
+        plan_request<max_throughput> rq;
+        rq.stop = stop_condition::after(std::chrono::seconds(60));
+        const auto t0 = std::chrono::steady_clock::now();
+        const plan_result r = sailor_planner<>().plan(in.as_problem(), rq);
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        stopped += r.stopped ? 1 : 0;
+        none += r.plans.empty() ? 1 : 0;
+        if (ms.back() > worst) worst = ms.back(), worst_seed = static_cast<std::uint64_t>(i) + 1;
+    }
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    auto q = [&](double p) { return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(p * static_cast<double>(sorted.size())))]; };
+    std::printf("Sailor planner on %d random pools: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms (seed %llu); %d stopped at 60 s, %d without a plan\n",
+                n, q(0.5), q(0.9), q(0.99), sorted.back(), static_cast<unsigned long long>(worst_seed), stopped, none);
+    CHECK(ms.size() == static_cast<std::size_t>(n));
 }

@@ -16,6 +16,10 @@ packages=(
 if [[ "${HETPLAN_WITH_BROWSER:-0}" == 1 ]]; then
   packages+=(chromium python3)
 fi
+# OpenMPI for the execution module's MPI communicator and its tests (mpirun on loopback).
+if [[ "${HETPLAN_WITH_MPI:-0}" == 1 ]]; then
+  packages+=(libopenmpi-dev openmpi-bin)
+fi
 # Clang 14 and libFuzzer for the fuzz preset (cmake --preset fuzz).
 if [[ "${HETPLAN_WITH_FUZZ:-0}" == 1 ]]; then
   packages+=(clang-14 libclang-rt-14-dev)

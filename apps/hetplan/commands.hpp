@@ -1,5 +1,6 @@
 #pragma once
-// The `hetplan` command's subcommands: plan, simulate, compare, list. main() only calls run().
+// The `hetplan` command's subcommands: plan, simulate, compare, recover, list, profile, run.
+// main() only calls run().
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -18,6 +19,8 @@
 #include <unistd.h>  // isatty
 #include <vector>
 
+#include "hetplan/exec/plan_runner.hpp"
+#include "hetplan/exec/profiler.hpp"
 #include "hetplan/fixtures/example.hpp"
 #include "hetplan/hetplan.hpp"
 #include "hetplan/io.hpp"
@@ -37,6 +40,11 @@ inline constexpr const char* usage_text =
     "  hetplan compare  [INPUT] [--planners a,b,...] [--objective ...] [--deadline S] [--json OUT] [--timing on|off]\n"
     "  hetplan recover  INPUT --from OLD.json --to NEW.json [--json OUT]   (AutoHet §IV: checkpoint transfers)\n"
     "  hetplan list\n"
+    "  hetplan profile  --model M.json [--gpu NAME] [--mbs 1,2,4] [--tp 1,2] [--repeats N] --json P.json\n"
+    "                   (times every layer of a transformer model on this machine's CPU: a profile the planners read)\n"
+    "  hetplan run      INPUT --plan PLAN.json [--steps N] [--planner NAME]\n"
+    "                   (trains the transformer model of INPUT under the plan, every rank a thread of this process;\n"
+    "                   prints the loss per step and the measured step time next to the simulator's)\n"
     "--json writes the same bytes for the same input; --timing on adds each search's elapsed_s.\n"
     "INPUT: --cluster C.json --model M.json --job J.json [--profiles P.json] (docs/formats.md); with none,\n"
     "  plan and compare use the built-in GPT-Neo-2.7 on 32 A100-40 + 96 V100-16 over two zones, and\n"
@@ -54,6 +62,9 @@ struct options {
     std::optional<double> min_throughput;
     std::size_t top = 1;
     std::optional<double> deadline_s;  ///< per search
+    std::string gpu_name = "CPU";      ///< profile: the GPU type the profile is for
+    std::vector<int> mbs{1, 2, 4}, tps{1};
+    int repeats = 5, steps = 3;
     bool timing = false;  ///< elapsed_s in the JSON (which then differs run to run)
     std::vector<std::string> given;  ///< option names seen
 };
@@ -113,6 +124,23 @@ inline options parse(const std::vector<std::string>& args, const std::vector<std
             const double d = parse_number(a, v);
             if (!(d > 0 && d <= 86400)) throw input_error("option --deadline: must be > 0 and at most 86400 seconds");
             o.deadline_s = d;
+        } else if (a == "--gpu") {
+            o.gpu_name = v;
+        } else if (a == "--mbs" || a == "--tp") {
+            std::vector<int>& out = a == "--mbs" ? o.mbs : o.tps;
+            out.clear();
+            std::size_t at = 0;
+            while (at <= v.size()) {
+                const std::size_t comma = std::min(v.find(',', at), v.size());
+                const double d = parse_number(a, v.substr(at, comma - at));
+                if (!(d >= 1 && d <= 4096 && d == std::floor(d))) throw input_error("option " + a + ": '" + v + "' is not a list of whole numbers from 1 to 4096");
+                out.push_back(static_cast<int>(d));
+                at = comma + 1;
+            }
+        } else if (a == "--repeats" || a == "--steps") {
+            const double d = parse_number(a, v);
+            if (!(d >= 1 && d <= 10000 && d == std::floor(d))) throw input_error("option " + a + ": must be a whole number from 1 to 10000");
+            (a == "--repeats" ? o.repeats : o.steps) = static_cast<int>(d);
         } else if (a == "--top") {
             const double d = parse_number(a, v);
             if (!(d >= 1 && d <= 1000 && d == std::floor(d))) throw input_error("option --top: must be a whole number from 1 to 1000");
@@ -445,6 +473,92 @@ inline int list_command(const std::vector<std::string>& args) {
     return 0;
 }
 
+/// The GPT shape of a model file given as {"transformer": {...}} (the CPU compute runs GPT-style
+/// decoders only).
+inline exec::gpt_shape transformer_shape_of(const std::string& file) {
+    const io::json j = io::parse_file(file);
+    const io::cursor root(j, file);
+    const auto t = root.find("transformer");
+    if (!t) root.fail("the execution module runs GPT-style models: give the model as {\"transformer\": {\"layers\", \"hidden\", \"heads\", \"vocab\", \"sequence\"}}");
+    (void)io::read_model(root);  // every other check of the model format
+    exec::gpt_shape s{(*t)["vocab"].integer(2, limits::max_vocab), (*t)["hidden"].integer(1, limits::max_hidden), (*t)["heads"].integer(1, limits::max_hidden),
+                      (*t)["layers"].integer(1, limits::max_layers - 2), (*t)["sequence"].integer(1, limits::max_sequence)};
+    if (s.hidden % s.heads != 0) (*t)["heads"].fail("must divide hidden");
+    // The CPU compute keeps fp32 weights, gradients and every activation in memory: it is for
+    // models of up to about 10^8 parameters (a few GB per rank).
+    const double H = s.hidden, params = double(s.vocab) * H + double(s.sequence) * H + double(s.blocks) * (12 * H * H + 13 * H);
+    if (params > 1e8) root.fail("the CPU compute runs models of up to 10^8 parameters; this one has " + std::to_string(params / 1e6) + " million");
+    return s;
+}
+
+/// `hetplan profile`: per-layer times of the model on this CPU, written as a profile file.
+inline int profile_command(const std::vector<std::string>& args) {
+    const auto o = parse(args, {"--model", "--gpu", "--mbs", "--tp", "--repeats", "--json"});
+    if (o.model.empty() || o.json_out.empty()) throw input_error("profile: --model M.json and --json OUT.json are needed");
+    const exec::gpt_shape shape = transformer_shape_of(o.model);
+    for (int tp : o.tps)
+        if (shape.heads % tp != 0) throw input_error("option --tp: " + std::to_string(tp) + " does not divide the model's " + std::to_string(shape.heads) + " heads");
+    exec::profile_options po;
+    po.microbatch_sizes = o.mbs, po.tp_degrees = o.tps, po.repeats = o.repeats;
+    const auto measured = exec::profile_gpt(shape, po);
+    io::json profiles = io::json::array();
+    std::printf("profile of %s on this CPU as GPU type '%s' (median of %d runs per layer; TP ranks on threads)\n", o.model.c_str(), o.gpu_name.c_str(), o.repeats);
+    std::printf("  %4s %4s %14s %14s %14s %16s\n", "TP", "mbs", "forward ms", "backward ms", "update ms", "activations MB");
+    for (const auto& mp : measured) {
+        for (std::size_t i = 0; i < mp.curve.mbs.size(); ++i) {
+            double f = 0, b = 0, u = 0, act = 0;
+            for (const auto& t : mp.curve.points[i]) f += t.fwd.value, b += t.bwd.value, u += t.update.value;
+            for (double a : mp.activation_bytes.at(mp.curve.mbs[i])) act += a;
+            std::printf("  %4d %4d %14.3f %14.3f %14.3f %16.3f\n", mp.tp, mp.curve.mbs[i], f * 1e3, b * 1e3, u * 1e3, act / 1e6);
+        }
+        profiles.push_back(io::write_profile(o.gpu_name, mp.tp, mp.curve));
+    }
+    write_file(o.json_out, io::json{{"profiles", profiles}}.dump(2) + "\n");
+    std::printf("wrote %s\n", o.json_out.c_str());
+    return 0;
+}
+
+/// `hetplan run`: trains the model under the plan, every rank a thread; loss per step, measured
+/// step time next to the simulator's prediction (docs/validation.md).
+inline int run_command(const std::vector<std::string>& args) {
+    const auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--plan", "--planner", "--steps"});
+    if (o.plan_file.empty() || o.model.empty()) throw input_error("run: INPUT (--cluster, --model, --job) and --plan PLAN.json are needed");
+    const inputs in = load_inputs(o);
+    const problem pb = in.pb();
+    const plan pl = read_plan_file(o.plan_file, in.data.hw);
+    const validation_report v = validate_structure(pb, pl);
+    if (!v.ok()) throw input_error(o.plan_file, "", "the plan is not valid on this cluster:\n" + v.summary());
+    const exec::gpt_shape shape = transformer_shape_of(o.model);
+    const exec::step_layout layout = exec::layout_step(pl, shape.layers());
+    const exec::synthetic_data data{shape.vocab, shape.sequence, 1};
+    std::vector<double> losses(static_cast<std::size_t>(o.steps)), seconds_per_step(losses.size());
+    exec::thread_world::run(layout.world_size, [&](exec::thread_communicator c) {
+        exec::plan_runner<exec::thread_communicator> runner(pl, shape, data, c);
+        for (int t = 0; t < o.steps; ++t) {
+            c.barrier();
+            const auto t0 = std::chrono::steady_clock::now();
+            const double loss = runner.step(t);
+            c.barrier();
+            if (c.rank() == 0) {
+                losses[static_cast<std::size_t>(t)] = loss;
+                seconds_per_step[static_cast<std::size_t>(t)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            }
+        }
+    });
+    const any_planner models = planner_named(o.planner);
+    const estimate e = models.price(pb, pl);
+    std::printf("ran %s: %d rank(s) as threads of this process, %d step(s), global batch %d\n", o.plan_file.c_str(), layout.world_size, o.steps, layout.global_batch);
+    for (int t = 0; t < o.steps; ++t)
+        std::printf("  step %d: loss %.6f, %.3f ms\n", t, losses[static_cast<std::size_t>(t)], seconds_per_step[static_cast<std::size_t>(t)] * 1e3);
+    std::vector<double> later(seconds_per_step.begin() + (o.steps > 1 ? 1 : 0), seconds_per_step.end());
+    std::sort(later.begin(), later.end());
+    const double measured = later[later.size() / 2];
+    const double predicted = e.time.iteration.value;
+    std::printf("step time: measured %.3f ms (median%s), predicted %.3f ms by %s's models (%+.1f %%)\n", measured * 1e3, o.steps > 1 ? " after the first" : "",
+                predicted * 1e3, models.name().c_str(), (predicted / measured - 1) * 100);
+    return 0;
+}
+
 /// Runs the command line; returns the exit status. Errors in input give one line and status 2.
 inline int run(const std::vector<std::string>& args) {
     try {
@@ -462,7 +576,9 @@ inline int run(const std::vector<std::string>& args) {
         if (args[0] == "compare") return compare_command(rest);
         if (args[0] == "list") return list_command(rest);
         if (args[0] == "recover") return recover_command(rest);
-        throw input_error("unknown command '" + args[0] + "' (plan, simulate, compare, recover, list)");
+        if (args[0] == "profile") return profile_command(rest);
+        if (args[0] == "run") return run_command(rest);
+        throw input_error("unknown command '" + args[0] + "' (plan, simulate, compare, recover, list, profile, run)");
     } catch (const hetplan::error& e) {
         std::fprintf(stderr, "hetplan: %s\n", e.what());
         return 2;

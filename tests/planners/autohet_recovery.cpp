@@ -131,5 +131,5 @@ TEST_CASE("recovery: TP lowered concatenates shards; unpinned workers are refuse
     CHECK(concat == 2 * (L / 2));  // both shards of every layer of the first half
     plan loose = one;
     loose.pipelines[0].stages[0].workers[0].node = -1;
-    CHECK_THROWS_WITH_AS(plan_recovery(w.pb(), w.two_stage(1), loose), doctest::Contains("new plan"), input_error);
+    CHECK_THROWS_WITH_AS((void)plan_recovery(w.pb(), w.two_stage(1), loose), doctest::Contains("new plan"), input_error);
 }

@@ -5,6 +5,7 @@
 //                "tail": {"fwd": [[slope_s, intercept_s], ...], "bwd": [[...], ...]}}],
 //  "analytical_fallback": {"efficiency": 0.4}}
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "hetplan/io/json_reader.hpp"
@@ -58,6 +59,26 @@ inline void read_profiles(const cursor& root, profile_table& out) {
         if (!(f.efficiency > 0 && f.efficiency <= 1)) (*fb)["efficiency"].fail("must be in (0, 1]");
         out.enable_analytical(f);
     }
+}
+
+/// One (GPU type, TP degree)'s curve as an entry of "profiles" (the format read_profiles reads).
+inline json write_profile(const std::string& gpu, int tp, const profile_curve& c) {
+    json points = json::array();
+    for (std::size_t i = 0; i < c.mbs.size(); ++i) {
+        json layers = json::array();
+        for (const layer_timing& t : c.points[i]) layers.push_back({t.fwd.value, t.bwd.value, t.update.value});
+        points.push_back({{"microbatch_size", c.mbs[i]}, {"layers", std::move(layers)}});
+    }
+    json j = {{"gpu", gpu}, {"tp", tp}, {"points", std::move(points)}};
+    if (c.tail) {
+        json f = json::array(), b = json::array();
+        for (std::size_t l = 0; l < c.tail->fwd_slope.size(); ++l) {
+            f.push_back({c.tail->fwd_slope[l], c.tail->fwd_intercept[l]});
+            b.push_back({c.tail->bwd_slope[l], c.tail->bwd_intercept[l]});
+        }
+        j["tail"] = {{"fwd", std::move(f)}, {"bwd", std::move(b)}};
+    }
+    return j;
 }
 
 inline profile_table read_profiles_file(const std::filesystem::path& file) {

@@ -1,0 +1,201 @@
+#pragma once
+// Gradient summation for any plan shape: every part of every parameter is summed over exactly the
+// ranks that hold it, one rank per replica.
+//
+// A tensor's holders are the workers whose segments use it, in any pipeline or stage: so
+// data-parallel replicas of a stage, pipelines of different depths (AutoHet's layer-wise
+// synchronisation, Observation 2) and the token embedding shared by the first and the last stage
+// are one rule. A TP-split tensor is cut into T slots, T the largest TP degree among its holders;
+// a worker at TP t holds slot k on its rank k t / T, so replicas of different TP degrees (Sailor's
+// mixed stages) sum slot by slot. A tensor every TP rank holds whole is summed by each worker's TP
+// rank 0 and then broadcast in its TP group. Ranks with the same member set share one
+// communicator, made once by split and reused every step.
+//
+// Sharded (ZeRO / FSDP, the plan's memory.zero_stage >= 1): each group's gradients are
+// reduce-scattered in shards proportional to its members' state shares (uneven: Cephalo, Zorse),
+// each member updates its shard, and the parameters are all-gathered back. The arithmetic is the
+// data-parallel step's, so both give the same weights.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "hetplan/concepts/communicator.hpp"
+#include "hetplan/exec/cpu_gpt.hpp"
+#include "hetplan/exec/schedule.hpp"
+
+namespace hetplan::exec {
+
+template <concepts::communicator C>
+class gradient_sync {
+public:
+    struct part {
+        int tensor = 0, first_unit = 0, last_unit = 0;  ///< units [first, last)
+    };
+    struct group {
+        std::vector<int> members;     ///< world ranks
+        std::vector<double> shares;   ///< each member's worker's state share
+        std::vector<part> parts;
+        C comm;
+    };
+
+    /// Collective over the world: every rank builds the same groups in the same order.
+    gradient_sync(const step_layout& st, const std::vector<tensor_info>& tensors, int units, C& world) {
+        std::map<std::vector<int>, std::size_t> index;
+        std::vector<group> all;
+        for (const tensor_info& ti : tensors) {
+            std::vector<int> holders;
+            for (std::size_t w = 0; w < st.workers.size(); ++w)
+                if (uses(st, static_cast<int>(w), ti)) holders.push_back(static_cast<int>(w));
+            if (holders.empty()) continue;
+            int T = 1;
+            if (ti.split)
+                for (int w : holders) T = std::max(T, st.workers[static_cast<std::size_t>(w)].tp);
+            for (int k = 0; k < T; ++k) {
+                std::vector<std::pair<int, double>> held;  // (rank, share), in rank order
+                for (int w : holders) {
+                    const worker_slot& ws = st.workers[static_cast<std::size_t>(w)];
+                    held.emplace_back(ws.first_rank + (ti.split ? k * ws.tp / T : 0), ws.state_share);
+                }
+                std::sort(held.begin(), held.end());
+                std::vector<int> members;
+                std::vector<double> shares;
+                for (const auto& [r, sh] : held) members.push_back(r), shares.push_back(sh);
+                const part pt{ti.id, ti.split ? k * units / T : 0, ti.split ? (k + 1) * units / T : 1};
+                auto [it, fresh] = index.emplace(members, all.size());
+                if (fresh) all.push_back({members, shares, {}, C{}});
+                all[it->second].parts.push_back(pt);
+            }
+        }
+        for (group& g : all) {
+            const bool member = std::find(g.members.begin(), g.members.end(), world.rank()) != g.members.end();
+            if (g.members.size() > 1) g.comm = world.split(member ? 0 : concepts::no_color, world.rank());
+            if (member && g.members.size() > 1) mine_.push_back(std::move(g));
+        }
+    }
+
+    /// Sums the gradients of `w` with the other holders' (collective over every group of mine).
+    void sum(gpt_worker& w, C& tp_group) {
+        std::vector<float> buf;
+        for (group& g : mine_) {
+            buf.clear();
+            for (const part& p : g.parts) {
+                const auto [from, n] = range(w, p);
+                const auto& grad = w.tensors().at(p.tensor).grad;
+                buf.insert(buf.end(), grad.begin() + static_cast<std::ptrdiff_t>(from), grad.begin() + static_cast<std::ptrdiff_t>(from + n));
+            }
+            g.comm.all_reduce(buf);
+            std::size_t at = 0;
+            for (const part& p : g.parts) {
+                const auto [from, n] = range(w, p);
+                auto& grad = w.tensors().at(p.tensor).grad;
+                std::copy_n(buf.begin() + static_cast<std::ptrdiff_t>(at), n, grad.begin() + static_cast<std::ptrdiff_t>(from));
+                at += n;
+            }
+        }
+        if (tp_group.size() <= 1) return;
+        buf.clear();
+        for (const auto& [id, t] : w.tensors())
+            if (!t.info.split) buf.insert(buf.end(), t.grad.begin(), t.grad.end());
+        tp_group.broadcast(buf, 0);
+        std::size_t at = 0;
+        for (auto& [id, t] : w.tensors())
+            if (!t.info.split) {
+                std::copy_n(buf.begin() + static_cast<std::ptrdiff_t>(at), t.grad.size(), t.grad.begin());
+                at += t.grad.size();
+            }
+    }
+
+    /// The sharded step: sums and updates every part held by several replicas shard by shard
+    /// (reduce-scatter, SGD on the shard, all-gather), the rest locally, then broadcasts the
+    /// whole-held tensors' parameters from TP rank 0. Replaces sum() + sgd_step().
+    void sharded_step(gpt_worker& w, C& tp_group, float lr) {
+        std::map<int, std::vector<char>> updated;  // tensor -> per local unit: done by a group
+        for (auto& [id, t] : w.tensors()) updated[id].assign(static_cast<std::size_t>(t.num_units), 0);
+        std::vector<float> grads, params, shard;
+        for (group& g : mine_) {
+            grads.clear(), params.clear();
+            for (const part& p : g.parts) {
+                const auto [from, n] = range(w, p);
+                const auto& t = w.tensors().at(p.tensor);
+                grads.insert(grads.end(), t.grad.begin() + static_cast<std::ptrdiff_t>(from), t.grad.begin() + static_cast<std::ptrdiff_t>(from + n));
+                params.insert(params.end(), t.param.begin() + static_cast<std::ptrdiff_t>(from), t.param.begin() + static_cast<std::ptrdiff_t>(from + n));
+            }
+            const std::vector<int> counts = shard_counts(g.shares, grads.size());
+            const auto me = static_cast<std::size_t>(g.comm.rank());
+            std::size_t at = 0;
+            for (std::size_t r = 0; r < me; ++r) at += static_cast<std::size_t>(counts[r]);
+            shard.assign(static_cast<std::size_t>(counts[me]), 0.0f);
+            g.comm.reduce_scatter(grads, shard, counts);
+            for (std::size_t i = 0; i < shard.size(); ++i) shard[i] = params[at + i] - lr * shard[i];
+            g.comm.all_gather(shard, params, counts);
+            at = 0;
+            for (const part& p : g.parts) {
+                const auto [from, n] = range(w, p);
+                auto& t = w.tensors().at(p.tensor);
+                std::copy_n(params.begin() + static_cast<std::ptrdiff_t>(at), n, t.param.begin() + static_cast<std::ptrdiff_t>(from));
+                at += n;
+                for (int u = p.first_unit; u < p.last_unit; ++u) updated[p.tensor][static_cast<std::size_t>(u - t.first_unit)] = 1;
+            }
+        }
+        for (auto& [id, t] : w.tensors())
+            for (int u = 0; u < t.num_units; ++u) {
+                if (updated[id][static_cast<std::size_t>(u)]) continue;
+                const std::size_t from = static_cast<std::size_t>(u) * t.info.unit_size;
+                for (std::size_t i = from; i < from + t.info.unit_size; ++i) t.param[i] -= lr * t.grad[i];
+            }
+        if (tp_group.size() <= 1) return;
+        params.clear();
+        for (const auto& [id, t] : w.tensors())
+            if (!t.info.split) params.insert(params.end(), t.param.begin(), t.param.end());
+        tp_group.broadcast(params, 0);
+        std::size_t at = 0;
+        for (auto& [id, t] : w.tensors())
+            if (!t.info.split) {
+                std::copy_n(params.begin() + static_cast<std::ptrdiff_t>(at), t.param.size(), t.param.begin());
+                at += t.param.size();
+            }
+    }
+
+    /// n floats split in proportion to the shares, largest remainders first (ties: lower rank).
+    [[nodiscard]] static std::vector<int> shard_counts(const std::vector<double>& shares, std::size_t n) {
+        double total = 0;
+        for (double s : shares) total += s;
+        std::vector<int> counts(shares.size());
+        std::vector<std::pair<double, std::size_t>> rest;
+        std::size_t given = 0;
+        for (std::size_t i = 0; i < shares.size(); ++i) {
+            const double exact = double(n) * shares[i] / total;
+            counts[i] = static_cast<int>(std::floor(exact));
+            given += static_cast<std::size_t>(counts[i]);
+            rest.emplace_back(-(exact - std::floor(exact)), i);
+        }
+        std::sort(rest.begin(), rest.end());
+        for (std::size_t k = 0; given < n; ++k, ++given) ++counts[rest[k % rest.size()].second];
+        return counts;
+    }
+
+    [[nodiscard]] std::size_t groups() const { return mine_.size(); }
+
+private:
+    std::vector<group> mine_;
+
+    static bool uses(const step_layout& st, int w, const tensor_info& ti) {
+        const worker_slot& ws = st.workers[static_cast<std::size_t>(w)];
+        for (int k : ws.segments) {
+            const segment& sg = st.segments[static_cast<std::size_t>(ws.pipeline)][static_cast<std::size_t>(k)];
+            for (int l : ti.layers)
+                if (l >= sg.begin && l < sg.end) return true;
+        }
+        return false;
+    }
+    /// Where part p lies in w's local copy of its tensor: (first float, count).
+    static std::pair<std::size_t, std::size_t> range(const gpt_worker& w, const part& p) {
+        const local_tensor& t = w.tensors().at(p.tensor);
+        const std::size_t from = static_cast<std::size_t>(p.first_unit - t.first_unit) * t.info.unit_size;
+        return {from, static_cast<std::size_t>(p.last_unit - p.first_unit) * t.info.unit_size};
+    }
+};
+
+}  // namespace hetplan::exec

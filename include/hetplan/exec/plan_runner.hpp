@@ -1,0 +1,215 @@
+#pragma once
+// Runs a hetplan plan for real: one rank of it, over any communicator, with the CPU GPT compute.
+//
+// World ranks follow the plan's workers in plan order (pipeline, stage, worker), a worker taking
+// `tp` consecutive ranks. Each rank builds the groups its worker needs once: its TP group, and
+// one group per set of ranks that hold the same part of a parameter (exec/gradient_sync.hpp).
+// A step runs every operation of the worker in the order exec/schedule.hpp gives: forward and
+// backward of its microbatches over its segments, exchanging the rows of the samples it shares
+// with each neighbour's microbatches (TP rank j receives from the neighbour's rank j mod its TP
+// degree), then sums gradients, then takes an SGD step. The loss is the mean token
+// cross-entropy over the global batch, so every rank's gradient is its samples' share of it and
+// uneven batch shares need no weights.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hetplan/concepts/communicator.hpp"
+#include "hetplan/exec/cpu_gpt.hpp"
+#include "hetplan/exec/gradient_sync.hpp"
+#include "hetplan/exec/schedule.hpp"
+
+namespace hetplan::exec {
+
+/// Tokens and targets of sample i at step t: random tokens, each target a fixed function of its
+/// token (so there is something to learn in a few steps). A pure function, so every rank and the
+/// single-process reference read the same data.
+struct synthetic_data {
+    int vocab = 64, sequence = 8;
+    std::uint64_t seed = 1;
+    void tokens(int step, int sample, std::span<int> tok, std::span<int> tgt) const {
+        for (int t = 0; t < sequence; ++t) {
+            const float u = kernels::init_value(seed + static_cast<std::uint64_t>(step), sample, static_cast<std::uint64_t>(t));
+            const int v = std::min(vocab - 1, static_cast<int>((u + 1.0f) * 0.5f * float(vocab)));
+            tok[static_cast<std::size_t>(t)] = v;
+            tgt[static_cast<std::size_t>(t)] = (3 * v + 1) % vocab;
+        }
+    }
+};
+
+struct run_options {
+    float learning_rate = 0.1f;
+    std::uint64_t seed = 7;  ///< initial weights
+};
+
+template <concepts::communicator C>
+class plan_runner {
+public:
+    plan_runner(const plan& pl, gpt_shape shape, synthetic_data data, C world, run_options opt = {})
+        : shape_(shape), data_(data), world_(std::move(world)), opt_(opt), layout_(layout_step(pl, shape.layers())), sharded_(pl.memory.zero_stage >= 1) {
+        shape_.check();
+        if (layout_.world_size != world_.size())
+            throw comm_error("plan runner: the plan has " + std::to_string(layout_.world_size) + " GPUs, the world " + std::to_string(world_.size()) + " ranks");
+        for (std::size_t w = 0; w < layout_.workers.size(); ++w) {
+            const worker_slot& ws = layout_.workers[w];
+            if (shape_.heads % ws.tp != 0)
+                throw comm_error("plan runner: worker " + std::to_string(ws.index) + " of pipeline " + std::to_string(ws.pipeline) + ", stage " +
+                                 std::to_string(ws.stage) + ": TP " + std::to_string(ws.tp) + " does not divide the model's " + std::to_string(shape_.heads) + " heads");
+            if (world_.rank() >= ws.first_rank && world_.rank() < ws.first_rank + ws.tp) me_ = static_cast<int>(w);
+        }
+        const worker_slot& mine = slot();
+        std::vector<int> layers;
+        for (int k : mine.segments)
+            for (int l = seg(k).begin; l < seg(k).end; ++l) layers.push_back(l);
+        const int tp_rank = world_.rank() - mine.first_rank;
+        compute_.emplace(shape_, layers, mine.tp, tp_rank, opt_.seed);
+        tp_group_ = world_.split(me_, tp_rank);
+        sync_.emplace(layout_, gpt_tensors(shape_), shape_.heads, world_);
+    }
+
+    [[nodiscard]] const step_layout& layout() const { return layout_; }
+    [[nodiscard]] gpt_worker& compute() { return *compute_; }
+    [[nodiscard]] int worker() const { return me_; }
+
+    /// One training step; returns the global batch's mean loss (on every rank).
+    double step(int t) {
+        compute_->zero_grad();
+        const worker_slot& mine = slot();
+        const int S = shape_.sequence, H = shape_.hidden, L = shape_.layers();
+        const double scale = 1.0 / (double(layout_.global_batch) * S);
+        const int tp_rank = world_.rank() - mine.first_rank;
+        auto tp_reduce = [this](std::span<float> v) {
+            if (tp_group_.size() > 1) tp_group_.all_reduce(v);
+        };
+        std::map<std::pair<int, int>, std::vector<layer_cache>> caches;  // (segment, microbatch)
+        double loss = 0;
+        const auto row = static_cast<std::size_t>(S * H);
+        for (const operation& op : layout_.order) {
+            if (op.worker != me_) continue;
+            const segment& sg = seg(op.segment);
+            const std::pair<int, int> samples = layout_.samples(me_, op.microbatch);
+            const int lo = samples.first, hi = samples.second;  // not a structured binding: lambdas capture lo (Clang 14)
+            const int m = hi - lo;
+            const int nseg = static_cast<int>(layout_.segments[static_cast<std::size_t>(mine.pipeline)].size());
+            std::vector<float> x;
+            if (!op.backward) {
+                std::vector<int> tok, tgt;
+                if (sg.begin == 0 || sg.end == L) read_batch(t, lo, hi, tok, tgt);
+                if (op.segment > 0) {
+                    x.assign(static_cast<std::size_t>(m) * row, 0.0f);
+                    layout_.overlapping(mine.pipeline, op.segment - 1, lo, hi, [&](int w2, int, int a, int b) {
+                        world_.recv(std::span<float>(x).subspan(static_cast<std::size_t>(a - lo) * row, static_cast<std::size_t>(b - a) * row),
+                                    peer_rank(w2, tp_rank), tag(op.segment, false));
+                    });
+                }
+                auto& cache = caches[{op.segment, op.microbatch}];
+                compute_->forward(sg.begin, sg.end, m, tok, tgt, x, cache, scale, loss, tp_reduce);
+                if (op.segment + 1 < nseg)
+                    layout_.overlapping(mine.pipeline, op.segment + 1, lo, hi, [&](int w2, int, int a, int b) {
+                        for (int r = 0; r < layout_.workers[static_cast<std::size_t>(w2)].tp; ++r)
+                            if (r % mine.tp == tp_rank)
+                                world_.send(std::span<const float>(x).subspan(static_cast<std::size_t>(a - lo) * row, static_cast<std::size_t>(b - a) * row),
+                                            layout_.workers[static_cast<std::size_t>(w2)].first_rank + r, tag(op.segment + 1, false));
+                    });
+            } else {
+                if (op.segment + 1 < nseg) {
+                    x.assign(static_cast<std::size_t>(m) * row, 0.0f);
+                    layout_.overlapping(mine.pipeline, op.segment + 1, lo, hi, [&](int w2, int, int a, int b) {
+                        world_.recv(std::span<float>(x).subspan(static_cast<std::size_t>(a - lo) * row, static_cast<std::size_t>(b - a) * row),
+                                    peer_rank(w2, tp_rank), tag(op.segment + 1, true));
+                    });
+                }
+                auto it = caches.find({op.segment, op.microbatch});
+                compute_->backward(sg.begin, sg.end, m, x, it->second, tp_reduce);
+                caches.erase(it);
+                if (op.segment > 0)
+                    layout_.overlapping(mine.pipeline, op.segment - 1, lo, hi, [&](int w2, int, int a, int b) {
+                        for (int r = 0; r < layout_.workers[static_cast<std::size_t>(w2)].tp; ++r)
+                            if (r % mine.tp == tp_rank)
+                                world_.send(std::span<const float>(x).subspan(static_cast<std::size_t>(a - lo) * row, static_cast<std::size_t>(b - a) * row),
+                                            layout_.workers[static_cast<std::size_t>(w2)].first_rank + r, tag(op.segment, true));
+                    });
+            }
+        }
+        if (sharded_) {
+            sync_->sharded_step(*compute_, tp_group_, opt_.learning_rate);
+        } else {
+            sync_->sum(*compute_, tp_group_);
+            compute_->sgd_step(opt_.learning_rate);
+        }
+        // The loss: the head's TP rank 0 of each worker holding it counts once.
+        std::vector<float> total{tp_rank == 0 ? static_cast<float>(loss) : 0.0f};
+        world_.all_reduce(total);
+        return total[0];
+    }
+
+private:
+    gpt_shape shape_;
+    synthetic_data data_;
+    C world_;
+    run_options opt_;
+    step_layout layout_;
+    bool sharded_ = false;  ///< ZeRO / FSDP: state sharded by the workers' state shares
+    int me_ = -1;
+    std::optional<gpt_worker> compute_;
+    C tp_group_;
+    std::optional<gradient_sync<C>> sync_;
+
+    [[nodiscard]] const worker_slot& slot() const { return layout_.workers[static_cast<std::size_t>(me_)]; }
+    [[nodiscard]] const segment& seg(int k) const { return layout_.segments[static_cast<std::size_t>(slot().pipeline)][static_cast<std::size_t>(k)]; }
+    /// The rank of worker w that exchanges with my TP rank j.
+    [[nodiscard]] int peer_rank(int w, int j) const {
+        const worker_slot& o = layout_.workers[static_cast<std::size_t>(w)];
+        return o.first_rank + j % o.tp;
+    }
+    /// One tag per segment boundary and direction: each (sender, receiver, tag) carries its
+    /// messages in sample order on both sides.
+    [[nodiscard]] static int tag(int boundary, bool backward) { return 2 * boundary + (backward ? 1 : 0); }
+
+    void read_batch(int t, int lo, int hi, std::vector<int>& tok, std::vector<int>& tgt) const {
+        const auto S = static_cast<std::size_t>(shape_.sequence);
+        tok.assign(static_cast<std::size_t>(hi - lo) * S, 0);
+        tgt.assign(tok.size(), 0);
+        for (int i = lo; i < hi; ++i)
+            data_.tokens(t, i, std::span<int>(tok).subspan(static_cast<std::size_t>(i - lo) * S, S), std::span<int>(tgt).subspan(static_cast<std::size_t>(i - lo) * S, S));
+    }
+};
+
+/// The single-process reference: the whole model at TP 1, the whole global batch at once.
+class reference_trainer {
+public:
+    reference_trainer(gpt_shape shape, synthetic_data data, run_options opt = {}) : shape_(shape), data_(data), opt_(opt), w_(shape, all_layers(shape), 1, 0, opt.seed) {}
+    [[nodiscard]] gpt_worker& compute() { return w_; }
+    double step(int t, int global_batch) {
+        const auto S = static_cast<std::size_t>(shape_.sequence);
+        std::vector<int> tok(static_cast<std::size_t>(global_batch) * S), tgt(tok.size());
+        for (int i = 0; i < global_batch; ++i)
+            data_.tokens(t, i, std::span<int>(tok).subspan(static_cast<std::size_t>(i) * S, S), std::span<int>(tgt).subspan(static_cast<std::size_t>(i) * S, S));
+        w_.zero_grad();
+        std::vector<float> x;
+        std::vector<layer_cache> cache;
+        double loss = 0;
+        auto none = [](std::span<float>) {};
+        w_.forward(0, shape_.layers(), global_batch, tok, tgt, x, cache, 1.0 / (double(global_batch) * double(S)), loss, none);
+        w_.backward(0, shape_.layers(), global_batch, x, cache, none);
+        w_.sgd_step(opt_.learning_rate);
+        return loss;
+    }
+
+private:
+    gpt_shape shape_;
+    synthetic_data data_;
+    run_options opt_;
+    gpt_worker w_;
+    static std::vector<int> all_layers(const gpt_shape& s) {
+        std::vector<int> v;
+        for (int l = 0; l < s.layers(); ++l) v.push_back(l);
+        return v;
+    }
+};
+
+}  // namespace hetplan::exec
