@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -19,6 +20,10 @@
 #include <unistd.h>  // isatty
 #include <vector>
 
+#if HETPLAN_WITH_MPI
+#include "hetplan/exec/mpi_communicator.hpp"
+#endif
+#include "hetplan/exec/bandwidth.hpp"
 #include "hetplan/exec/plan_runner.hpp"
 #include "hetplan/exec/profiler.hpp"
 #include "hetplan/fixtures/example.hpp"
@@ -42,8 +47,12 @@ inline constexpr const char* usage_text =
     "  hetplan list\n"
     "  hetplan profile  --model M.json [--gpu NAME] [--mbs 1,2,4] [--tp 1,2] [--repeats N] --json P.json\n"
     "                   (times every layer of a transformer model on this machine's CPU: a profile the planners read)\n"
+    "  hetplan bandwidth [--repeats N] [--json LINKS.json]\n"
+    "                   (ping-pong between ranks 0 and 1, 1 KB to 64 MB, fitted to an alpha-beta link and Sailor's\n"
+    "                   polynomial; over MPI under mpirun, else between two threads)\n"
     "  hetplan run      INPUT --plan PLAN.json [--steps N] [--planner NAME]\n"
-    "                   (trains the transformer model of INPUT under the plan, every rank a thread of this process;\n"
+    "                   (trains the transformer model of INPUT under the plan, every rank a thread of this process,\n"
+    "                   or one process per rank under mpirun -np N when built with MPI;\n"
     "                   prints the loss per step and the measured step time next to the simulator's)\n"
     "--json writes the same bytes for the same input; --timing on adds each search's elapsed_s.\n"
     "INPUT: --cluster C.json --model M.json --job J.json [--profiles P.json] (docs/formats.md); with none,\n"
@@ -518,8 +527,35 @@ inline int profile_command(const std::vector<std::string>& args) {
     return 0;
 }
 
-/// `hetplan run`: trains the model under the plan, every rank a thread; loss per step, measured
-/// step time next to the simulator's prediction (docs/validation.md).
+/// What one rank of `hetplan run` measured (rank 0's is printed).
+struct run_record {
+    std::vector<double> losses, seconds;
+    double activations = 0, state = 0;
+};
+
+/// One rank of `hetplan run` over any communicator: steps timed between barriers.
+template <concepts::communicator C>
+run_record run_rank(const plan& pl, const exec::gpt_shape& shape, C world, int steps) {
+    const exec::synthetic_data data{shape.vocab, shape.sequence, 1};
+    exec::plan_runner<C> runner(pl, shape, data, world);
+    run_record r;
+    for (int t = 0; t < steps; ++t) {
+        world.barrier();
+        const auto t0 = std::chrono::steady_clock::now();
+        r.losses.push_back(runner.step(t));
+        world.barrier();
+        r.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    r.activations = runner.peak_activation_bytes(), r.state = runner.state_bytes();
+    return r;
+}
+
+/// Launched by mpirun (OpenMPI's or a PMI launcher's environment)?
+inline bool under_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE"); }
+
+/// `hetplan run`: trains the model under the plan, every rank a thread (or, built with MPI and
+/// launched by mpirun, a process); loss per step, measured step time next to the simulator's
+/// prediction (docs/validation.md).
 inline int run_command(const std::vector<std::string>& args) {
     const auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--plan", "--planner", "--steps"});
     if (o.plan_file.empty() || o.model.empty()) throw input_error("run: INPUT (--cluster, --model, --job) and --plan PLAN.json are needed");
@@ -530,32 +566,97 @@ inline int run_command(const std::vector<std::string>& args) {
     if (!v.ok()) throw input_error(o.plan_file, "", "the plan is not valid on this cluster:\n" + v.summary());
     const exec::gpt_shape shape = transformer_shape_of(o.model);
     const exec::step_layout layout = exec::layout_step(pl, shape.layers());
-    const exec::synthetic_data data{shape.vocab, shape.sequence, 1};
-    std::vector<double> losses(static_cast<std::size_t>(o.steps)), seconds_per_step(losses.size());
-    exec::thread_world::run(layout.world_size, [&](exec::thread_communicator c) {
-        exec::plan_runner<exec::thread_communicator> runner(pl, shape, data, c);
-        for (int t = 0; t < o.steps; ++t) {
-            c.barrier();
-            const auto t0 = std::chrono::steady_clock::now();
-            const double loss = runner.step(t);
-            c.barrier();
-            if (c.rank() == 0) {
-                losses[static_cast<std::size_t>(t)] = loss;
-                seconds_per_step[static_cast<std::size_t>(t)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            }
-        }
-    });
+    run_record rec;
+    std::string how = std::to_string(layout.world_size) + " rank(s) as threads of this process";
+    bool print = true;
+#if HETPLAN_WITH_MPI
+    std::optional<exec::mpi_session> mpi;
+    if (under_mpirun()) {
+        int argc = 0;
+        char** argv = nullptr;
+        mpi.emplace(&argc, &argv);
+        const auto world = exec::mpi_communicator::world();
+        if (world.size() != layout.world_size)
+            throw input_error(o.plan_file, "", "the plan has " + std::to_string(layout.world_size) + " GPUs: launch with mpirun -np " + std::to_string(layout.world_size) +
+                                                   " (this run has " + std::to_string(world.size()) + " processes)");
+        rec = run_rank(pl, shape, world, o.steps);
+        print = world.rank() == 0;
+        how = std::to_string(world.size()) + " MPI processes";
+    }
+#endif
+    if (rec.losses.empty()) {
+        std::mutex m;
+        exec::thread_world::run(layout.world_size, [&](exec::thread_communicator c) {
+            run_record r = run_rank(pl, shape, c, o.steps);
+            std::lock_guard lk(m);
+            if (c.rank() == 0) rec = std::move(r);
+        });
+    }
+    if (!print) return 0;
     const any_planner models = planner_named(o.planner);
     const estimate e = models.price(pb, pl);
-    std::printf("ran %s: %d rank(s) as threads of this process, %d step(s), global batch %d\n", o.plan_file.c_str(), layout.world_size, o.steps, layout.global_batch);
+    std::printf("ran %s: %s, %d step(s), global batch %d\n", o.plan_file.c_str(), how.c_str(), o.steps, layout.global_batch);
     for (int t = 0; t < o.steps; ++t)
-        std::printf("  step %d: loss %.6f, %.3f ms\n", t, losses[static_cast<std::size_t>(t)], seconds_per_step[static_cast<std::size_t>(t)] * 1e3);
-    std::vector<double> later(seconds_per_step.begin() + (o.steps > 1 ? 1 : 0), seconds_per_step.end());
+        std::printf("  step %d: loss %.6f, %.3f ms\n", t, rec.losses[static_cast<std::size_t>(t)], rec.seconds[static_cast<std::size_t>(t)] * 1e3);
+    std::vector<double> later(rec.seconds.begin() + (o.steps > 1 ? 1 : 0), rec.seconds.end());
     std::sort(later.begin(), later.end());
     const double measured = later[later.size() / 2];
     const double predicted = e.time.iteration.value;
     std::printf("step time: measured %.3f ms (median%s), predicted %.3f ms by %s's models (%+.1f %%)\n", measured * 1e3, o.steps > 1 ? " after the first" : "",
                 predicted * 1e3, models.name().c_str(), (predicted / measured - 1) * 100);
+    const worker_memory& w0 = e.memory.workers.front();
+    std::printf("rank 0 memory: weights + gradients measured %.3f MB, predicted %.3f MB; activations kept at peak measured %.3f MB, predicted %.3f MB\n",
+                rec.state / 1e6, (w0.weights + w0.gradients).value / 1e6, rec.activations / 1e6, w0.activations.value / 1e6);
+    return 0;
+}
+
+/// `hetplan bandwidth`: a link profile between ranks 0 and 1, as LINKs for a cluster file.
+inline int bandwidth_command(const std::vector<std::string>& args) {
+    auto o = parse(args, {"--repeats", "--json"});
+    std::vector<double> sizes;
+    for (double b = 1024; b <= 64.0 * 1024 * 1024; b *= 4) sizes.push_back(b);
+    std::vector<exec::bandwidth_point> pts;
+    std::string how = "two threads of this process (memory copies, not a network)";
+    bool print = true;
+#if HETPLAN_WITH_MPI
+    std::optional<exec::mpi_session> mpi;
+    if (under_mpirun()) {
+        int argc = 0;
+        char** argv = nullptr;
+        mpi.emplace(&argc, &argv);
+        auto world = exec::mpi_communicator::world();
+        if (world.size() < 2) throw input_error("bandwidth: launch with mpirun -np 2 (or more; ranks 0 and 1 are measured)");
+        pts = exec::ping_pong_sweep(world, sizes, o.repeats);
+        print = world.rank() == 0;
+        how = "MPI ranks 0 and 1 of " + std::to_string(world.size());
+    }
+#endif
+    if (pts.empty()) {
+        std::mutex m;
+        exec::thread_world::run(2, [&](exec::thread_communicator c) {
+            auto p = exec::ping_pong_sweep(c, sizes, o.repeats);
+            std::lock_guard lk(m);
+            if (c.rank() == 0) pts = std::move(p);
+        });
+    }
+    if (!print) return 0;
+    std::printf("ping-pong between %s, median of %d round trips per size\n  %12s %12s %10s\n", how.c_str(), o.repeats, "bytes", "one way us", "GB/s");
+    for (const auto& p : pts) std::printf("  %12.0f %12.2f %10.3f\n", p.bytes, p.seconds * 1e6, p.bytes / p.seconds / 1e9);
+    const alpha_beta_link ab = exec::fit_alpha_beta(pts);
+    std::printf("alpha-beta: latency %.2f us, bandwidth %.3f GB/s\n", ab.latency.value * 1e6, ab.peak.value / 1e9);
+    io::json out = {{"alpha_beta", io::write_link(builtin_link{ab})}};
+    try {
+        const polynomial_link poly = exec::fit_sailor_polynomial(pts);
+        std::printf("Sailor's fit: GB/s = %.4g x^2 + %.4g x + %.4g, x = log2(MB) in [%.1f, %.1f], at most %.3f GB/s\n", poly.coeff[0], poly.coeff[1],
+                    poly.coeff[2], poly.x_min, poly.x_max, poly.ceiling.value / 1e9);
+        out["polynomial"] = io::write_link(builtin_link{poly});
+    } catch (const error& e) {
+        std::printf("Sailor's fit: none (%s)\n", e.what());
+    }
+    io::json points = io::json::array();
+    for (const auto& p : pts) points.push_back({{"bytes", p.bytes}, {"seconds", p.seconds}});
+    out["points"] = std::move(points);
+    if (!o.json_out.empty()) write_file(o.json_out, out.dump(2) + "\n");
     return 0;
 }
 
@@ -578,7 +679,8 @@ inline int run(const std::vector<std::string>& args) {
         if (args[0] == "recover") return recover_command(rest);
         if (args[0] == "profile") return profile_command(rest);
         if (args[0] == "run") return run_command(rest);
-        throw input_error("unknown command '" + args[0] + "' (plan, simulate, compare, recover, list, profile, run)");
+        if (args[0] == "bandwidth") return bandwidth_command(rest);
+        throw input_error("unknown command '" + args[0] + "' (plan, simulate, compare, recover, list, profile, run, bandwidth)");
     } catch (const hetplan::error& e) {
         std::fprintf(stderr, "hetplan: %s\n", e.what());
         return 2;

@@ -166,6 +166,13 @@ struct layer_cache {
     std::vector<float> x, a, mean1, rstd1, qkv, probs, o, x1, c, mean2, rstd2, h, g;
     std::vector<int> tokens, targets;
     float scale = 0;  ///< the head's loss scale
+
+    /// Bytes kept for backward (what a memory model calls this layer's activations).
+    [[nodiscard]] double bytes_kept() const {
+        std::size_t floats = 0;
+        for (const auto* v : {&x, &a, &mean1, &rstd1, &qkv, &probs, &o, &x1, &c, &mean2, &rstd2, &h, &g}) floats += v->size();
+        return double(floats * sizeof(float) + (tokens.size() + targets.size()) * sizeof(int));
+    }
 };
 
 /// One TP rank's share of a GPT model over the layers it holds.

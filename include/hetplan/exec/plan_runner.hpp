@@ -74,6 +74,14 @@ public:
     [[nodiscard]] const step_layout& layout() const { return layout_; }
     [[nodiscard]] gpt_worker& compute() { return *compute_; }
     [[nodiscard]] int worker() const { return me_; }
+    /// The most bytes of activations this rank kept for backward at once, over every step run.
+    [[nodiscard]] double peak_activation_bytes() const { return peak_activations_; }
+    /// Bytes of this rank's weights and gradients (fp32).
+    [[nodiscard]] double state_bytes() const {
+        double b = 0;
+        for (const auto& [id, t] : compute_->tensors()) b += double((t.param.size() + t.grad.size()) * sizeof(float));
+        return b;
+    }
 
     /// One training step; returns the global batch's mean loss (on every rank).
     double step(int t) {
@@ -108,6 +116,10 @@ public:
                 }
                 auto& cache = caches[{op.segment, op.microbatch}];
                 compute_->forward(sg.begin, sg.end, m, tok, tgt, x, cache, scale, loss, tp_reduce);
+                double kept = 0;
+                for (const auto& [key, layers] : caches)
+                    for (const layer_cache& lc : layers) kept += lc.bytes_kept();
+                peak_activations_ = std::max(peak_activations_, kept);
                 if (op.segment + 1 < nseg)
                     layout_.overlapping(mine.pipeline, op.segment + 1, lo, hi, [&](int w2, int, int a, int b) {
                         for (int r = 0; r < layout_.workers[static_cast<std::size_t>(w2)].tp; ++r)
@@ -155,6 +167,7 @@ private:
     step_layout layout_;
     bool sharded_ = false;  ///< ZeRO / FSDP: state sharded by the workers' state shares
     int me_ = -1;
+    double peak_activations_ = 0;
     std::optional<gpt_worker> compute_;
     C tp_group_;
     std::optional<gradient_sync<C>> sync_;

@@ -42,12 +42,6 @@ inline double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-inline double cache_bytes(const layer_cache& c) {
-    std::size_t floats = 0;
-    for (const auto* v : {&c.x, &c.a, &c.mean1, &c.rstd1, &c.qkv, &c.probs, &c.o, &c.x1, &c.c, &c.mean2, &c.rstd2, &c.h, &c.g}) floats += v->size();
-    return double(floats * sizeof(float) + (c.tokens.size() + c.targets.size()) * sizeof(int));
-}
-
 }  // namespace detail
 
 /// Times every layer of `shape` on this machine.
@@ -88,7 +82,7 @@ inline std::vector<measured_profile> profile_gpt(const gpt_shape& shape, const p
                         const auto t0 = clock::now();
                         w.forward(l, l + 1, m, tok, tgt, x, caches[static_cast<std::size_t>(l)], 1.0, loss, reduce);
                         if (rep >= opt.warmup) f[static_cast<std::size_t>(l)].push_back(std::chrono::duration<double>(clock::now() - t0).count());
-                        bytes[static_cast<std::size_t>(l)] = detail::cache_bytes(caches[static_cast<std::size_t>(l)].front());
+                        bytes[static_cast<std::size_t>(l)] = caches[static_cast<std::size_t>(l)].front().bytes_kept();
                     }
                     for (int l = L - 1; l >= 0; --l) {
                         c.barrier();
