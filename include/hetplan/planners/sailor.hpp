@@ -112,6 +112,8 @@ public:
         if constexpr (requires { solver_.set_memory_limit(std::size_t{}); }) solver_.set_memory_limit(opt_.dp_memory);
         const search::dp_stats before = solver_stats();
         seen_.clear();
+        sp_.bound.forget_prices();  // a new problem: transfers priced for the last one are stale
+        every_sp_.bound.forget_prices();
         if constexpr (std::is_same_v<Scan, search::best_first>) {
             plan_best_first(run, d);
         } else {

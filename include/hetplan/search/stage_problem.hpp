@@ -145,6 +145,7 @@ template <class Pruners, class Hooks>
 void build_stage_problem(stage_problem<Pruners>& sp, const problem& pb, const cell_set& cells, std::span<const layer_range> partition,
                          int mbs, int D, const stage_timings& times, const Pruners& pruners, const tp_level& level,
                          const memory_options& memory, Hooks& hooks) {
+    if (sp.pb != &pb) sp.bound.forget_prices();  // priced transfers belong to one problem
     sp.pb = &pb;
     sp.cells = &cells;
     sp.pruners = &pruners;

@@ -70,6 +70,19 @@ struct instance_bound {
     };
     std::vector<lp_var> lp_vars;
     small_ilp lp;
+    /// Point-to-point times already priced, (from, to, bytes) -> seconds: instances repeat
+    /// endpoint pairs and activation sizes (the network lookup and a polynomial link's log2
+    /// were a third of a 2-zone search). Direct-mapped, a slot overwritten on collision, so a
+    /// value is always the model's own; cleared when the network or the time model changes.
+    struct p2p_slot {
+        std::uint64_t pair = ~std::uint64_t{0};
+        double bytes = -1, seconds = 0;
+    };
+    std::vector<p2p_slot> p2p_memo;
+    const void* p2p_network = nullptr;
+    const void* p2p_model = nullptr;
+    /// Forgets the priced transfers (a planner calls it when it starts on a problem).
+    void forget_prices() { p2p_memo.clear(), p2p_network = p2p_model = nullptr; }
 
     [[nodiscard]] bool feasible() const { return straggler < std::numeric_limits<double>::infinity(); }
 
@@ -253,10 +266,22 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
     }
 
     // Fastest transfer between two endpoint sets; neighbouring boundaries usually repeat.
+    if (b.p2p_memo.empty() || b.p2p_network != &pb.hw.network || b.p2p_model != &tm) {
+        b.p2p_memo.assign(1024, {});
+        b.p2p_network = &pb.hw.network, b.p2p_model = &tm;
+    }
+    auto p2p = [&](const endpoint& x, const endpoint& y, bytes size) {
+        const std::uint64_t pair = (std::uint64_t{x.key()} << 32) | y.key();
+        std::uint64_t h = pair * 0x9E3779B97F4A7C15ull ^ std::bit_cast<std::uint64_t>(size.value);
+        h ^= h >> 29;
+        instance_bound::p2p_slot& slot = b.p2p_memo[static_cast<std::size_t>(h * 0xBF58476D1CE4E5B9ull >> 54)];
+        if (slot.pair != pair || slot.bytes != size.value) slot = {pair, size.value, p2p_time_of(tm, pb, x, y, size).value};
+        return slot.seconds;
+    };
     auto fastest = [&](const instance_bound::endpoints& from, const instance_bound::endpoints& to, bytes size) {
         double best = inf;
         for (const endpoint& x : from)
-            for (const endpoint& y : to) best = std::min(best, p2p_time_of(tm, pb, x, y, size).value);
+            for (const endpoint& y : to) best = std::min(best, p2p(x, y, size));
         return best;
     };
     for (std::size_t i = 0; i + 1 < P; ++i) {
