@@ -98,6 +98,11 @@ TEST_CASE("exec_runner: plans that cannot run are named") {
                          doctest::Contains("TP 3 does not divide the model's 4 heads"), exec::comm_error);
     CHECK_THROWS_WITH_AS(exec::thread_world::run(3, [&](exec::thread_communicator c) { exec::plan_runner<exec::thread_communicator> r(bad_tp, shape, data, c); }),
                          doctest::Contains("the plan has 4 GPUs, the world 3 ranks"), exec::comm_error);
+    // Six heads: TP 2 and TP 3 replicas of one stage cannot sum head slots rank to rank.
+    const exec::gpt_shape six{16, 12, 6, 1, 4};
+    const plan mixed = one_pipeline({st({{0, 3}}, {wg(2, 1, 2), wg(3, 1, 2)})});
+    CHECK_THROWS_WITH_AS(exec::thread_world::run(5, [&](exec::thread_communicator c) { exec::plan_runner<exec::thread_communicator> r(mixed, six, data, c); }),
+                         doctest::Contains("block0.units is held at TP 2 and 3"), exec::comm_error);
 }
 
 }  // namespace hetplan::test

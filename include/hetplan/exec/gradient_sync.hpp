@@ -50,8 +50,13 @@ public:
                 if (uses(st, static_cast<int>(w), ti)) holders.push_back(static_cast<int>(w));
             if (holders.empty()) continue;
             int T = 1;
-            if (ti.split)
+            if (ti.split) {
                 for (int w : holders) T = std::max(T, st.workers[static_cast<std::size_t>(w)].tp);
+                for (int w : holders)  // slot k lies on one rank of every holder only if t divides T
+                    if (T % st.workers[static_cast<std::size_t>(w)].tp != 0)
+                        throw comm_error("plan runner: " + ti.name + " is held at TP " + std::to_string(st.workers[static_cast<std::size_t>(w)].tp) + " and " +
+                                         std::to_string(T) + "; every TP degree holding a layer must divide the largest (powers of two do)");
+            }
             for (int k = 0; k < T; ++k) {
                 std::vector<std::pair<int, double>> held;  // (rank, share), in rank order
                 for (int w : holders) {
