@@ -211,29 +211,44 @@ TEST_CASE("Stage DP memo tables: flat open addressing vs std::unordered_map (sea
 
 TEST_CASE("Sailor planner: planning time over random pools, p50 / p90 / p99 (issue 15)") {
     // Not a BENCHMARK loop: each instance is planned once (default planner, max throughput, a
-    // 60 s deadline) and the distribution printed. HETPLAN_RANDOM_INSTANCES sets the count
-    // (default 200); bench::random_pool describes the instances.
+    // 10 s deadline: the law asks for p99 <= 1 s, so a stopped search only says "over 10 s")
+    // and the distribution printed with the slowest pools. HETPLAN_RANDOM_INSTANCES sets the
+    // count (default 100); bench::random_pool describes the instances.
     const char* env = std::getenv("HETPLAN_RANDOM_INSTANCES");
-    const int n = env ? std::max(1, std::atoi(env)) : 200;
-    std::vector<double> ms;
-    int stopped = 0, none = 0;
-    double worst = 0;
-    std::uint64_t worst_seed = 0;
+    const int n = env ? std::max(1, std::atoi(env)) : 100;
+    struct run {
+        double ms;
+        std::uint64_t seed;
+        int gpus, types, zones;
+        bool stopped;
+    };
+    std::vector<run> runs;
+    int none = 0;
     for (int i = 0; i < n; ++i) {
-        const auto in = bench::random_pool(static_cast<std::uint64_t>(i) + 1);
+        const std::uint64_t seed = static_cast<std::uint64_t>(i) + 1;
+        const auto in = bench::random_pool(seed);
         plan_request<max_throughput> rq;
-        rq.stop = stop_condition::after(std::chrono::seconds(60));
+        rq.stop = stop_condition::after(std::chrono::seconds(10));
         const auto t0 = std::chrono::steady_clock::now();
         const plan_result r = sailor_planner<>().plan(in.as_problem(), rq);
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-        stopped += r.stopped ? 1 : 0;
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        int types = 0;
+        for (std::size_t g = 0; g < in.hw.gpus.size(); ++g) {
+            int k = 0;
+            for (std::size_t z = 0; z < in.hw.zones.size(); ++z) k += in.hw.pool.available(gpu_type_id{g}, zone_id{z});
+            types += k > 0 ? 1 : 0;
+        }
+        runs.push_back({ms, seed, in.hw.pool.total(), types, static_cast<int>(in.hw.zones.size()), r.stopped});
         none += r.plans.empty() ? 1 : 0;
-        if (ms.back() > worst) worst = ms.back(), worst_seed = static_cast<std::uint64_t>(i) + 1;
     }
-    std::vector<double> sorted = ms;
-    std::sort(sorted.begin(), sorted.end());
-    auto q = [&](double p) { return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(p * static_cast<double>(sorted.size())))]; };
-    std::printf("Sailor planner on %d random pools: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms (seed %llu); %d stopped at 60 s, %d without a plan\n",
-                n, q(0.5), q(0.9), q(0.99), sorted.back(), static_cast<unsigned long long>(worst_seed), stopped, none);
-    CHECK(ms.size() == static_cast<std::size_t>(n));
+    std::sort(runs.begin(), runs.end(), [](const run& a, const run& b) { return a.ms < b.ms; });
+    auto q = [&](double p) { return runs[std::min(runs.size() - 1, static_cast<std::size_t>(p * static_cast<double>(runs.size())))].ms; };
+    int stopped = 0;
+    for (const run& r : runs) stopped += r.stopped ? 1 : 0;
+    std::printf("Sailor planner on %d random pools: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms; %d stopped at 10 s, %d without a plan\n", n, q(0.5),
+                q(0.9), q(0.99), runs.back().ms, stopped, none);
+    for (std::size_t k = runs.size() > 5 ? runs.size() - 5 : 0; k < runs.size(); ++k)
+        std::printf("  seed %llu: %.1f ms, %d GPUs of %d type(s) over %d zone(s)%s\n", static_cast<unsigned long long>(runs[k].seed), runs[k].ms, runs[k].gpus,
+                    runs[k].types, runs[k].zones, runs[k].stopped ? " (stopped)" : "");
+    CHECK(runs.size() == static_cast<std::size_t>(n));
 }
