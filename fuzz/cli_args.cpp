@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     fuzz::refuse_cleanly([&] {
         static_cast<void>(app::parse(args, {"--cluster", "--model", "--job", "--profiles", "--plan", "--planner", "--planners", "--objective",
-                                            "--max-cost", "--min-throughput", "--top", "--json", "--svg", "--timing", "--deadline"}));
+                                            "--max-cost", "--min-throughput", "--top", "--json", "--svg", "--timing", "--deadline", "--gpu",
+                                            "--mbs", "--tp", "--repeats", "--steps"}));
     });
     return 0;
 }
