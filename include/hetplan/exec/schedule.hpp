@@ -56,13 +56,12 @@ struct step_layout {
     int global_batch = 0;
     int world_size = 0;
 
+    std::vector<std::vector<std::vector<int>>> stage_workers;  ///< per pipeline, per stage: worker indices
+
     /// Workers of (pipeline, segment), in worker order.
-    [[nodiscard]] std::vector<int> workers_of(int pipeline, int seg) const {
-        std::vector<int> out;
+    [[nodiscard]] const std::vector<int>& workers_of(int pipeline, int seg) const {
         const int st = segments[static_cast<std::size_t>(pipeline)][static_cast<std::size_t>(seg)].stage;
-        for (std::size_t w = 0; w < workers.size(); ++w)
-            if (workers[w].pipeline == pipeline && workers[w].stage == st) out.push_back(static_cast<int>(w));
-        return out;
+        return stage_workers[static_cast<std::size_t>(pipeline)][static_cast<std::size_t>(st)];
     }
     /// Samples [first, last) of a worker's microbatch, in the global batch.
     [[nodiscard]] std::pair<int, int> samples(int worker, int mb) const {
@@ -103,6 +102,7 @@ inline step_layout layout_step(const plan& pl, int layers) {
         }
         if (next != layers) throw comm_error(where + ": its layer ranges end at " + std::to_string(next) + ", the model has " + std::to_string(layers) + " layers");
         const int batch = pipe.batch();
+        st.stage_workers.emplace_back(pipe.stages.size());
         for (std::size_t s = 0; s < pipe.stages.size(); ++s) {
             const stage& sg = pipe.stages[s];
             if (sg.workers.empty()) throw comm_error(where + ", stage " + std::to_string(s) + ": no workers");
@@ -118,6 +118,7 @@ inline step_layout layout_step(const plan& pl, int layers) {
                 worker_slot ws{static_cast<int>(p), static_cast<int>(s), static_cast<int>(w), rank, g.tp, first, g.microbatch_size, g.num_microbatches, g.state_share, {}};
                 for (std::size_t k = 0; k < segs.size(); ++k)
                     if (segs[k].stage == static_cast<int>(s)) ws.segments.push_back(static_cast<int>(k));
+                st.stage_workers.back()[s].push_back(static_cast<int>(st.workers.size()));
                 st.workers.push_back(std::move(ws));
                 rank += g.tp;
                 first += g.batch();
