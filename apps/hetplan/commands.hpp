@@ -553,6 +553,34 @@ run_record run_rank(const plan& pl, const exec::gpt_shape& shape, C world, int s
 /// Launched by mpirun (OpenMPI's or a PMI launcher's environment)?
 inline bool under_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE"); }
 
+/// Calls f(communicator) once per rank: built with MPI and launched by mpirun, this process is
+/// one MPI rank; otherwise `threads` threads of this process. Returns rank 0's result in the
+/// process that has rank 0 (nothing elsewhere); `how` says which world ran.
+template <class F>
+auto on_every_rank(int threads, F f, std::string& how) -> std::optional<decltype(f(std::declval<exec::thread_communicator>()))> {
+    using result = decltype(f(std::declval<exec::thread_communicator>()));
+#if HETPLAN_WITH_MPI
+    if (under_mpirun()) {
+        int argc = 0;
+        char** argv = nullptr;
+        const exec::mpi_session mpi(&argc, &argv);
+        const auto world = exec::mpi_communicator::world();
+        how = std::to_string(world.size()) + " MPI processes";
+        result r = f(world);
+        return world.rank() == 0 ? std::optional<result>(std::move(r)) : std::nullopt;
+    }
+#endif
+    std::optional<result> out;
+    std::mutex m;
+    exec::thread_world::run(threads, [&](exec::thread_communicator c) {
+        result r = f(c);
+        std::lock_guard lk(m);
+        if (c.rank() == 0) out = std::move(r);
+    });
+    how = std::to_string(threads) + " threads of this process";
+    return out;
+}
+
 /// `hetplan run`: trains the model under the plan, every rank a thread (or, built with MPI and
 /// launched by mpirun, a process); loss per step, measured step time next to the simulator's
 /// prediction (docs/validation.md).
@@ -566,33 +594,18 @@ inline int run_command(const std::vector<std::string>& args) {
     if (!v.ok()) throw input_error(o.plan_file, "", "the plan is not valid on this cluster:\n" + v.summary());
     const exec::gpt_shape shape = transformer_shape_of(o.model);
     const exec::step_layout layout = exec::layout_step(pl, shape.layers());
-    run_record rec;
-    std::string how = std::to_string(layout.world_size) + " rank(s) as threads of this process";
-    bool print = true;
-#if HETPLAN_WITH_MPI
-    std::optional<exec::mpi_session> mpi;
-    if (under_mpirun()) {
-        int argc = 0;
-        char** argv = nullptr;
-        mpi.emplace(&argc, &argv);
-        const auto world = exec::mpi_communicator::world();
-        if (world.size() != layout.world_size)
-            throw input_error(o.plan_file, "", "the plan has " + std::to_string(layout.world_size) + " GPUs: launch with mpirun -np " + std::to_string(layout.world_size) +
-                                                   " (this run has " + std::to_string(world.size()) + " processes)");
-        rec = run_rank(pl, shape, world, o.steps);
-        print = world.rank() == 0;
-        how = std::to_string(world.size()) + " MPI processes";
-    }
-#endif
-    if (rec.losses.empty()) {
-        std::mutex m;
-        exec::thread_world::run(layout.world_size, [&](exec::thread_communicator c) {
-            run_record r = run_rank(pl, shape, c, o.steps);
-            std::lock_guard lk(m);
-            if (c.rank() == 0) rec = std::move(r);
-        });
-    }
-    if (!print) return 0;
+    std::string how;
+    const std::optional<run_record> ran = on_every_rank(
+        layout.world_size,
+        [&](auto world) {
+            if (world.size() != layout.world_size)
+                throw input_error(o.plan_file, "", "the plan has " + std::to_string(layout.world_size) + " GPUs: launch with mpirun -np " +
+                                                       std::to_string(layout.world_size) + " (this run has " + std::to_string(world.size()) + " processes)");
+            return run_rank(pl, shape, world, o.steps);
+        },
+        how);
+    if (!ran) return 0;  // not rank 0: rank 0 reports
+    const run_record& rec = *ran;
     const any_planner models = planner_named(o.planner);
     const estimate e = models.price(pb, pl);
     std::printf("ran %s: %s, %d step(s), global batch %d\n", o.plan_file.c_str(), how.c_str(), o.steps, layout.global_batch);
@@ -615,32 +628,18 @@ inline int bandwidth_command(const std::vector<std::string>& args) {
     auto o = parse(args, {"--repeats", "--json"});
     std::vector<double> sizes;
     for (double b = 1024; b <= 64.0 * 1024 * 1024; b *= 4) sizes.push_back(b);
-    std::vector<exec::bandwidth_point> pts;
-    std::string how = "two threads of this process (memory copies, not a network)";
-    bool print = true;
-#if HETPLAN_WITH_MPI
-    std::optional<exec::mpi_session> mpi;
-    if (under_mpirun()) {
-        int argc = 0;
-        char** argv = nullptr;
-        mpi.emplace(&argc, &argv);
-        auto world = exec::mpi_communicator::world();
-        if (world.size() < 2) throw input_error("bandwidth: launch with mpirun -np 2 (or more; ranks 0 and 1 are measured)");
-        pts = exec::ping_pong_sweep(world, sizes, o.repeats);
-        print = world.rank() == 0;
-        how = "MPI ranks 0 and 1 of " + std::to_string(world.size());
-    }
-#endif
-    if (pts.empty()) {
-        std::mutex m;
-        exec::thread_world::run(2, [&](exec::thread_communicator c) {
-            auto p = exec::ping_pong_sweep(c, sizes, o.repeats);
-            std::lock_guard lk(m);
-            if (c.rank() == 0) pts = std::move(p);
-        });
-    }
-    if (!print) return 0;
-    std::printf("ping-pong between %s, median of %d round trips per size\n  %12s %12s %10s\n", how.c_str(), o.repeats, "bytes", "one way us", "GB/s");
+    std::string how;
+    const auto measured = on_every_rank(
+        2,
+        [&](auto world) {
+            if (world.size() < 2) throw input_error("bandwidth: launch with mpirun -np 2 (or more; ranks 0 and 1 are measured)");
+            return exec::ping_pong_sweep(world, sizes, o.repeats);
+        },
+        how);
+    if (!measured) return 0;  // not rank 0
+    const std::vector<exec::bandwidth_point>& pts = *measured;
+    if (how.ends_with("threads of this process")) how += " (memory copies, not a network)";
+    std::printf("ping-pong between ranks 0 and 1 of %s, median of %d round trips per size\n  %12s %12s %10s\n", how.c_str(), o.repeats, "bytes", "one way us", "GB/s");
     for (const auto& p : pts) std::printf("  %12.0f %12.2f %10.3f\n", p.bytes, p.seconds * 1e6, p.bytes / p.seconds / 1e9);
     const alpha_beta_link ab = exec::fit_alpha_beta(pts);
     std::printf("alpha-beta: latency %.2f us, bandwidth %.3f GB/s\n", ab.latency.value * 1e6, ab.peak.value / 1e9);

@@ -3,7 +3,6 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <numeric>
 #include <span>
 #include <string>
 #include <vector>
@@ -15,12 +14,6 @@ namespace hetplan::test {
 namespace {
 
 exec::gpt_shape small_shape() { return {11, 8, 2, 2, 5}; }
-
-std::vector<int> all_layers(const exec::gpt_shape& s) {
-    std::vector<int> v(static_cast<std::size_t>(s.layers()));
-    std::iota(v.begin(), v.end(), 0);
-    return v;
-}
 
 struct batch {
     std::vector<int> tokens, targets;
@@ -53,7 +46,7 @@ TEST_CASE("exec_cpu_gpt: every tensor's gradient matches central differences") {
     const auto s = small_shape();
     const int m = 2;
     const batch b = make_batch(s, m);
-    exec::gpt_worker w(s, all_layers(s), 1, 0, 42);
+    exec::gpt_worker w(s, s.all_layers(), 1, 0, 42);
     w.zero_grad();
     const double loss = run_once(w, b, m, true);
     CHECK(loss > 0);
@@ -83,13 +76,13 @@ TEST_CASE("exec_cpu_gpt: TP 2 and TP 4 over threads equal TP 1 (loss, gradients 
     const exec::gpt_shape s{13, 16, 4, 2, 6};
     const int m = 3;
     const batch b = make_batch(s, m);
-    exec::gpt_worker ref(s, all_layers(s), 1, 0, 7);
+    exec::gpt_worker ref(s, s.all_layers(), 1, 0, 7);
     const double want = run_once(ref, b, m, true);
     for (int tp : {2, 4}) {
         CAPTURE(tp);
         std::vector<double> losses(static_cast<std::size_t>(tp));
         exec::thread_world::run(tp, [&](exec::thread_communicator c) {
-            exec::gpt_worker w(s, all_layers(s), tp, c.rank(), 7);
+            exec::gpt_worker w(s, s.all_layers(), tp, c.rank(), 7);
             std::vector<float> x;
             std::vector<exec::layer_cache> cache;
             double loss = 0;

@@ -33,6 +33,12 @@ struct gpt_shape {
     int sequence = 8;
 
     [[nodiscard]] int layers() const { return blocks + 2; }
+    /// 0 .. layers() - 1: every layer, for a worker holding the whole model.
+    [[nodiscard]] std::vector<int> all_layers() const {
+        std::vector<int> v(static_cast<std::size_t>(layers()));
+        for (int l = 0; l < layers(); ++l) v[static_cast<std::size_t>(l)] = l;
+        return v;
+    }
     [[nodiscard]] int head_dim() const { return hidden / heads; }
     [[nodiscard]] int ffn() const { return 4 * hidden; }
     [[nodiscard]] int ffn_per_unit() const { return ffn() / heads; }

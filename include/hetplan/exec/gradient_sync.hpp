@@ -84,32 +84,11 @@ public:
     void sum(gpt_worker& w, C& tp_group) {
         std::vector<float> buf;
         for (group& g : mine_) {
-            buf.clear();
-            for (const part& p : g.parts) {
-                const auto [from, n] = range(w, p);
-                const auto& grad = w.tensors().at(p.tensor).grad;
-                buf.insert(buf.end(), grad.begin() + static_cast<std::ptrdiff_t>(from), grad.begin() + static_cast<std::ptrdiff_t>(from + n));
-            }
+            pack(w, g, &local_tensor::grad, buf);
             g.comm.all_reduce(buf);
-            std::size_t at = 0;
-            for (const part& p : g.parts) {
-                const auto [from, n] = range(w, p);
-                auto& grad = w.tensors().at(p.tensor).grad;
-                std::copy_n(buf.begin() + static_cast<std::ptrdiff_t>(at), n, grad.begin() + static_cast<std::ptrdiff_t>(from));
-                at += n;
-            }
+            unpack(w, g, &local_tensor::grad, buf);
         }
-        if (tp_group.size() <= 1) return;
-        buf.clear();
-        for (const auto& [id, t] : w.tensors())
-            if (!t.info.split) buf.insert(buf.end(), t.grad.begin(), t.grad.end());
-        tp_group.broadcast(buf, 0);
-        std::size_t at = 0;
-        for (auto& [id, t] : w.tensors())
-            if (!t.info.split) {
-                std::copy_n(buf.begin() + static_cast<std::ptrdiff_t>(at), t.grad.size(), t.grad.begin());
-                at += t.grad.size();
-            }
+        broadcast_whole(w, tp_group, &local_tensor::grad);
     }
 
     /// The sharded step: sums and updates every part held by several replicas shard by shard
@@ -120,13 +99,8 @@ public:
         for (auto& [id, t] : w.tensors()) updated[id].assign(static_cast<std::size_t>(t.num_units), 0);
         std::vector<float> grads, params, shard;
         for (group& g : mine_) {
-            grads.clear(), params.clear();
-            for (const part& p : g.parts) {
-                const auto [from, n] = range(w, p);
-                const auto& t = w.tensors().at(p.tensor);
-                grads.insert(grads.end(), t.grad.begin() + static_cast<std::ptrdiff_t>(from), t.grad.begin() + static_cast<std::ptrdiff_t>(from + n));
-                params.insert(params.end(), t.param.begin() + static_cast<std::ptrdiff_t>(from), t.param.begin() + static_cast<std::ptrdiff_t>(from + n));
-            }
+            pack(w, g, &local_tensor::grad, grads);
+            pack(w, g, &local_tensor::param, params);
             const std::vector<int> counts = shard_counts(g.shares, grads.size());
             const auto me = static_cast<std::size_t>(g.comm.rank());
             std::size_t at = 0;
@@ -135,13 +109,10 @@ public:
             g.comm.reduce_scatter(grads, shard, counts);
             for (std::size_t i = 0; i < shard.size(); ++i) shard[i] = params[at + i] - lr * shard[i];
             g.comm.all_gather(shard, params, counts);
-            at = 0;
+            unpack(w, g, &local_tensor::param, params);
             for (const part& p : g.parts) {
-                const auto [from, n] = range(w, p);
-                auto& t = w.tensors().at(p.tensor);
-                std::copy_n(params.begin() + static_cast<std::ptrdiff_t>(at), n, t.param.begin() + static_cast<std::ptrdiff_t>(from));
-                at += n;
-                for (int u = p.first_unit; u < p.last_unit; ++u) updated[p.tensor][static_cast<std::size_t>(u - t.first_unit)] = 1;
+                const int first = w.tensors().at(p.tensor).first_unit;
+                for (int u = p.first_unit; u < p.last_unit; ++u) updated[p.tensor][static_cast<std::size_t>(u - first)] = 1;
             }
         }
         for (auto& [id, t] : w.tensors())
@@ -150,17 +121,7 @@ public:
                 const std::size_t from = static_cast<std::size_t>(u) * t.info.unit_size;
                 for (std::size_t i = from; i < from + t.info.unit_size; ++i) t.param[i] -= lr * t.grad[i];
             }
-        if (tp_group.size() <= 1) return;
-        params.clear();
-        for (const auto& [id, t] : w.tensors())
-            if (!t.info.split) params.insert(params.end(), t.param.begin(), t.param.end());
-        tp_group.broadcast(params, 0);
-        std::size_t at = 0;
-        for (auto& [id, t] : w.tensors())
-            if (!t.info.split) {
-                std::copy_n(params.begin() + static_cast<std::ptrdiff_t>(at), t.param.size(), t.param.begin());
-                at += t.param.size();
-            }
+        broadcast_whole(w, tp_group, &local_tensor::param);
     }
 
     /// n floats split in proportion to the shares, largest remainders first (ties: lower rank).
@@ -195,6 +156,42 @@ private:
         }
         return false;
     }
+    using field = std::vector<float> local_tensor::*;  ///< grad or param
+
+    /// The group's parts of `w`'s field, concatenated in part order.
+    static void pack(gpt_worker& w, const group& g, field f, std::vector<float>& out) {
+        out.clear();
+        for (const part& p : g.parts) {
+            const auto [from, n] = range(w, p);
+            const std::vector<float>& v = w.tensors().at(p.tensor).*f;
+            out.insert(out.end(), v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(from + n));
+        }
+    }
+    /// The inverse of pack.
+    static void unpack(gpt_worker& w, const group& g, field f, const std::vector<float>& in) {
+        std::size_t at = 0;
+        for (const part& p : g.parts) {
+            const auto [from, n] = range(w, p);
+            std::vector<float>& v = w.tensors().at(p.tensor).*f;
+            std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(at), n, v.begin() + static_cast<std::ptrdiff_t>(from));
+            at += n;
+        }
+    }
+    /// TP rank 0's copy of the tensors every TP rank holds whole, to the rest of its TP group.
+    static void broadcast_whole(gpt_worker& w, C& tp_group, field f) {
+        if (tp_group.size() <= 1) return;
+        std::vector<float> buf;
+        for (const auto& [id, t] : w.tensors())
+            if (!t.info.split) buf.insert(buf.end(), (t.*f).begin(), (t.*f).end());
+        tp_group.broadcast(buf, 0);
+        std::size_t at = 0;
+        for (auto& [id, t] : w.tensors())
+            if (!t.info.split) {
+                std::copy_n(buf.begin() + static_cast<std::ptrdiff_t>(at), (t.*f).size(), (t.*f).begin());
+                at += (t.*f).size();
+            }
+    }
+
     /// Where part p lies in w's local copy of its tensor: (first float, count).
     static std::pair<std::size_t, std::size_t> range(const gpt_worker& w, const part& p) {
         const local_tensor& t = w.tensors().at(p.tensor);

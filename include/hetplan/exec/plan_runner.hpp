@@ -94,7 +94,7 @@ public:
             if (tp_group_.size() > 1) tp_group_.all_reduce(v);
         };
         std::map<std::pair<int, int>, std::vector<layer_cache>> caches;  // (segment, microbatch)
-        double loss = 0;
+        double loss = 0, kept = 0;  // kept: bytes of activations held for backward right now
         const auto row = static_cast<std::size_t>(S * H);
         for (const operation& op : layout_.order) {
             if (op.worker != me_) continue;
@@ -116,9 +116,7 @@ public:
                 }
                 auto& cache = caches[{op.segment, op.microbatch}];
                 compute_->forward(sg.begin, sg.end, m, tok, tgt, x, cache, scale, loss, tp_reduce);
-                double kept = 0;
-                for (const auto& [key, layers] : caches)
-                    for (const layer_cache& lc : layers) kept += lc.bytes_kept();
+                for (const layer_cache& lc : cache) kept += lc.bytes_kept();
                 peak_activations_ = std::max(peak_activations_, kept);
                 if (op.segment + 1 < nseg)
                     layout_.overlapping(mine.pipeline, op.segment + 1, lo, hi, [&](int w2, int, int a, int b) {
@@ -136,6 +134,7 @@ public:
                     });
                 }
                 auto it = caches.find({op.segment, op.microbatch});
+                for (const layer_cache& lc : it->second) kept -= lc.bytes_kept();
                 compute_->backward(sg.begin, sg.end, m, x, it->second, tp_reduce);
                 caches.erase(it);
                 if (op.segment > 0)
@@ -195,7 +194,7 @@ private:
 /// The single-process reference: the whole model at TP 1, the whole global batch at once.
 class reference_trainer {
 public:
-    reference_trainer(gpt_shape shape, synthetic_data data, run_options opt = {}) : shape_(shape), data_(data), opt_(opt), w_(shape, all_layers(shape), 1, 0, opt.seed) {}
+    reference_trainer(gpt_shape shape, synthetic_data data, run_options opt = {}) : shape_(shape), data_(data), opt_(opt), w_(shape, shape.all_layers(), 1, 0, opt.seed) {}
     [[nodiscard]] gpt_worker& compute() { return w_; }
     double step(int t, int global_batch) {
         const auto S = static_cast<std::size_t>(shape_.sequence);
@@ -218,11 +217,6 @@ private:
     synthetic_data data_;
     run_options opt_;
     gpt_worker w_;
-    static std::vector<int> all_layers(const gpt_shape& s) {
-        std::vector<int> v;
-        for (int l = 0; l < s.layers(); ++l) v.push_back(l);
-        return v;
-    }
 };
 
 }  // namespace hetplan::exec

@@ -49,8 +49,7 @@ inline std::vector<measured_profile> profile_gpt(const gpt_shape& shape, const p
     shape.check();
     if (opt.repeats < 1 || opt.warmup < 0) throw comm_error("profiler: repeats must be >= 1 and warmup >= 0");
     const int L = shape.layers();
-    std::vector<int> layers(static_cast<std::size_t>(L));
-    for (int l = 0; l < L; ++l) layers[static_cast<std::size_t>(l)] = l;
+    const std::vector<int> layers = shape.all_layers();
     std::vector<measured_profile> out;
     for (int tp : opt.tp_degrees) {
         if (tp < 1 || shape.heads % tp != 0) throw comm_error("profiler: TP degree " + std::to_string(tp) + " does not divide the " + std::to_string(shape.heads) + " heads");
