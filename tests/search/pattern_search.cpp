@@ -69,6 +69,46 @@ struct both_solvers {
     }
 };
 
+/// A solver that solves every instance without a limit and again with a few efforts, checking
+/// the effort's law: out of it, the pattern search hands back its best so far (never better than
+/// the optimum) and says so; within it, the optimum. The stage DP out of effort has nothing.
+struct effort_solver {
+    effort_solver() : ps(sailor_time_model{}), dp(sailor_time_model{}) { ps.always_patterns(); }
+    pattern_search<> ps;
+    stage_dp<> dp;
+    std::size_t exhausted = 0, with_best_so_far = 0, within = 0;
+    static constexpr const char* name() { return "pattern search with and without effort"; }
+    [[nodiscard]] const auto& time_model() const { return ps.time_model(); }
+    template <class Pr>
+    void prepare(stage_problem<Pr>& sp) const {
+        ps.prepare(sp);
+    }
+    template <class Pr, class O>
+    std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits&) {
+        const auto full = ps.solve(pb, sp, o, {});
+        REQUIRE_FALSE(ps.exhausted());
+        for (std::uint64_t effort : {1, 3, 20, 400}) {
+            CAPTURE(effort);
+            const auto part = ps.solve(pb, sp, o, {std::numeric_limits<double>::infinity(), nullptr, effort});
+            if (!ps.exhausted()) {
+                ++within;
+                REQUIRE(bool(part) == bool(full));
+                if (part) CHECK(o.value(part->terms) == doctest::Approx(o.value(full->terms)).epsilon(1e-12));
+                continue;
+            }
+            ++exhausted;
+            if (!part) continue;
+            ++with_best_so_far;
+            REQUIRE(full);  // a complete sequence was found, so the full search has one too
+            CHECK(o.value(part->terms) >= o.value(full->terms) * (1 - 1e-12));
+            CHECK(part->stages.size() == static_cast<std::size_t>(sp.P));
+        }
+        const auto none = dp.solve(pb, sp, o, {std::numeric_limits<double>::infinity(), nullptr, 1});
+        if (dp.exhausted()) CHECK_FALSE(none);
+        return full;
+    }
+};
+
 }  // namespace
 
 TEST_CASE("pattern search: the stage DP's value on every instance of random pools (issue 15)") {
@@ -295,5 +335,46 @@ TEST_CASE("best-first over (P, mbs, D) finds the exhaustive walk's best, never w
         };
         CHECK(fastest(best_first) == doctest::Approx(fastest(every)).epsilon(1e-9));
         if (h3.best()) CHECK(fastest(best_first) <= fastest(h3) * (1 + 1e-9));
+    }
+}
+
+TEST_CASE("pattern search out of effort: its best so far, never better than the optimum; the stage DP: nothing (issue 15)") {
+    std::size_t exhausted = 0, with_best = 0, within = 0;
+    for (unsigned seed = 1; seed <= 6; ++seed) {
+        CAPTURE(seed);
+        const pool_world w(seed, 3, seed % 2);
+        const problem pb = w.pb();
+        sailor_options opt;
+        opt.space.max_pipeline_degree = 4;
+        auto p = sailor_planner<>(opt).with_solver(effort_solver());
+        (void)p.plan(pb, plan_request<max_throughput>{});
+        exhausted += p.solver().exhausted, with_best += p.solver().with_best_so_far, within += p.solver().within;
+    }
+    MESSAGE(exhausted << " solves out of effort (" << with_best << " with a best so far), " << within << " within it");
+    CHECK(with_best > 0);
+    CHECK(within > 0);
+}
+
+TEST_CASE("best-first with solves out of effort (solved again, eight times more each round) returns the unlimited search's plans (issue 15)") {
+    for (unsigned seed = 1; seed <= 8; ++seed) {
+        CAPTURE(seed);
+        const pool_world w(seed, 3, seed % 2);
+        const problem pb = w.pb();
+        sailor_options tiny, none;
+        tiny.effort = 1;  // every instance that needs more than a node goes round again, up to the unlimited round
+        none.effort = 0;
+        const auto a = sailor_planner<>(tiny).plan(pb), b = sailor_planner<>(none).plan(pb), c = sailor_planner<>().plan(pb);
+        REQUIRE(bool(a.best()) == bool(b.best()));
+        REQUIRE(bool(c.best()) == bool(b.best()));
+        if (!b.best()) continue;
+        test::check_all_valid(pb, a);
+        auto fastest = [](const plan_result& r) {
+            double t = std::numeric_limits<double>::infinity();
+            for (const auto& q : r.plans) t = std::min(t, q.iteration().value);
+            return t;
+        };
+        CHECK(fastest(a) == doctest::Approx(fastest(b)).epsilon(1e-9));
+        CHECK(fastest(c) == doctest::Approx(fastest(b)).epsilon(1e-9));
+        CHECK(a.stats.solved >= b.stats.solved);  // the deferred ones are solved again
     }
 }

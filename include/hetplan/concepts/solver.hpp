@@ -10,10 +10,13 @@
 /// result (tests as bool, `->terms` gives its objective_terms).
 /// Laws: exact where it says so: no solution of the candidate has a lower value than the one it
 /// returns (tests compare with brute force); returns nothing only when no solution is admitted
-/// under the cut-off, or when stopped (then `limits.stopped()` says so).
+/// under the cut-off, or when stopped (then `limits.stopped()` says so). A solver that honours
+/// `limits.effort` and runs out of it returns its best solution so far (or nothing) and says so
+/// with `exhausted()`; the search solves that candidate again later with more.
 /// Models shipped: search/solve/stage_dp.hpp, exhaustive.hpp, search/fsdp/batch_dp.hpp,
 /// search/pipeline/microbatch_split.hpp.
 #include <concepts>
+#include <cstdint>
 #include <limits>
 
 #include "hetplan/concepts/objective.hpp"
@@ -21,10 +24,13 @@
 
 namespace hetplan {
 
-/// What a solver may spend: the objective value above which nothing is wanted, and when to stop.
+/// What a solver may spend: the objective value above which nothing is wanted, when to stop,
+/// and how many search nodes before it hands back its best so far (0: no limit; a solver that
+/// cannot stop early ignores it and is exact).
 struct solve_limits {
     double cutoff = std::numeric_limits<double>::infinity();
     const stop_condition* stop = nullptr;
+    std::uint64_t effort = 0;
 };
 
 }  // namespace hetplan

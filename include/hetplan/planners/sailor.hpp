@@ -15,10 +15,12 @@
 // Every plan is built, priced by the simulator and validated (search::search_run); the objective
 // (max_throughput, min_cost, a user's) comes with the request and enters the DP and the bound.
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hetplan/concepts/planner.hpp"
@@ -48,6 +50,10 @@ struct sailor_options {
     bool exact_boundaries = false;   ///< off: a pipeline boundary is bounded by its slowest cell pair in the DP
     std::size_t keep = 16;           ///< ranked-list length that bounds the search (at least the request's top)
     std::size_t dp_memory = std::size_t{128} << 20;  ///< bytes one stage DP instance may take; larger ones are given up, with a note
+    /// Search nodes one solve gets in the first round of the best-first scan (tens of ms): an
+    /// instance that needs more offers its best so far and is solved again later with eight
+    /// times more, without a limit from the fifth round (exact either way). 0: no limit at once.
+    std::uint64_t effort = std::uint64_t{1} << 15;
 };
 
 template <class Sim = simulator<>,
@@ -213,7 +219,12 @@ private:
     /// over the space, and the first instances solved are the promising ones, so the cut-off is
     /// tight early (a 2,048-GPU pool has ~8,000 (P, mbs, D) and 256 TP levels each). Floors are
     /// first taken without the LP of the stage-time sum and tightened with it when they reach
-    /// the front (lazily, as A* does), since most never do.
+    /// the front (lazily, as A* does), since most never do. A solve gets a node budget
+    /// (effort_for): an instance that runs out offers its best so far and goes back in the queue
+    /// a round later with eight times the budget, and its TP level alone, so one deep pipeline
+    /// over a tight pool (P = 18 over 360 GPUs: minutes to prove) does not hold up the other
+    /// instances that set the cut-off it is then proved under. Still exact: every instance is
+    /// either solved with no budget (the last round) or bounded out.
     template <class Run>
     void plan_best_first(Run& run, const search::sailor_domain& d) {
         const problem& pb = run.pb();
@@ -225,18 +236,20 @@ private:
             const auto family = static_cast<std::uint32_t>(families_.size());
             for (int D : search::data_parallel_degrees(pb.job.global_batch / f.mbs, d.gpus / f.P))
                 if (const double floor = every_level_floor(run, d, f, times, D, false); floor < std::numeric_limits<double>::infinity())
-                    heap.push_back({floor, static_cast<std::uint32_t>(heap.size()), family, D, false});
+                    heap.push_back({floor, static_cast<std::uint32_t>(heap.size()), family, D, false, 0, all_levels});
             families_.push_back({f, std::move(times)});
         }
-        // A min-heap on (floor, order of enumeration).
-        auto later = [](const floored_degree& a, const floored_degree& b) { return a.floor > b.floor || (a.floor == b.floor && a.seq > b.seq); };
+        // A min-heap on (round, floor, order of enumeration).
+        auto later = [](const floored_degree& a, const floored_degree& b) {
+            return std::tie(a.round, a.floor, a.seq) > std::tie(b.round, b.floor, b.seq);
+        };
         std::make_heap(heap.begin(), heap.end(), later);
         const std::vector<search::tp_level> levels = typing_.levels(d.tps);
         while (!heap.empty() && !run.stopping()) {
             std::pop_heap(heap.begin(), heap.end(), later);
             floored_degree c = heap.back();
             heap.pop_back();
-            if (const auto cut = run.cutoff(); cut && c.floor > *cut) return;  // every floor left is above it
+            if (const auto cut = run.cutoff(); cut && c.floor > *cut) continue;  // bounded out (rounds after it may hold lower floors)
             const auto& [f, times] = families_[c.family];
             if (!c.tight) {
                 c.floor = every_level_floor(run, d, f, times, c.D, true);
@@ -244,9 +257,24 @@ private:
                 if (c.floor < std::numeric_limits<double>::infinity()) heap.push_back(c), std::push_heap(heap.begin(), heap.end(), later);
                 continue;
             }
-            for (const search::tp_level& level : levels)
-                if (step(run, d, f, times, level, c.D).stop) return;
+            const std::size_t from = c.level == all_levels ? 0 : c.level, to = c.level == all_levels ? levels.size() : c.level + std::size_t{1};
+            for (std::size_t l = from; l < to; ++l) {
+                if (step(run, d, f, times, levels[l], c.D, effort_for(c.round), c.round > 0).stop) return;
+                if (deferred_) {
+                    floored_degree again = c;
+                    again.round = static_cast<std::uint8_t>(c.round + 1);
+                    again.level = static_cast<std::uint32_t>(l);
+                    heap.push_back(again), std::push_heap(heap.begin(), heap.end(), later);
+                }
+            }
         }
+    }
+
+    /// Search nodes a solve may take in round r of plan_best_first: sailor_options::effort,
+    /// eight times more each round, no limit from round 4 (so the search stays exact).
+    [[nodiscard]] std::uint64_t effort_for(std::uint8_t round) const {
+        const int shift = 3 * round;
+        return round >= 4 || opt_.effort > (std::numeric_limits<std::uint64_t>::max() >> shift) ? 0 : opt_.effort << shift;
     }
 
     /// The objective floor of the instance at (P, mbs, D) with every TP degree the pruners keep
@@ -303,15 +331,20 @@ private:
         }
     }
 
-    /// One instance (P, mbs, level, D): pruned, bounded, solved, built, priced, offered.
+    /// One instance (P, mbs, level, D): pruned, bounded, solved, built, priced, offered. With an
+    /// `effort` the solver may run out of (then deferred_ is set); `again`: the same instance
+    /// once more, with more (the hooks and the pruners heard it the first time).
     template <class Run>
     step_outcome step(Run& run, const search::sailor_domain& d, const search::sailor_family& f, const search::stage_timings& times,
-                      const search::tp_level& level, int D) {
+                      const search::tp_level& level, int D, std::uint64_t effort = 0, bool again = false) {
+        deferred_ = false;
         if (run.stopping()) return {std::nullopt, true};
         const problem& pb = run.pb();
         const search::sailor_instance inst{f.P, f.mbs, D, f.partition, &level};
-        run.candidate(inst);
-        if (!pruners_.keep(pb, inst, run.hooks())) return {std::nullopt, run.stopping()};
+        if (!again) {
+            run.candidate(inst);
+            if (!pruners_.keep(pb, inst, run.hooks())) return {std::nullopt, run.stopping()};
+        }
         search::build_stage_problem(sp_, pb, d.cells, f.partition, f.mbs, D, times, pruners_, level, memory_, run.hooks());
         sp_.exact_boundaries = opt_.exact_boundaries;
         // Levels that resolve to the same degrees everywhere give the same instance.
@@ -319,9 +352,9 @@ private:
         for (const auto& st : sp_.menus())
             for (const auto& c : st.choices) sig.insert(sig.end(), c.tp.begin(), c.tp.end());
         auto [memo, fresh] = seen_.try_emplace(std::move(sig));
-        if (!fresh) return {memo->second, run.stopping()};
+        if (!fresh && !again) return {memo->second, run.stopping()};  // solved, or deferred already
         solver_.prepare(sp_);
-        memo->second = search::bounded_solve(run, sp_, bound_, solver_, [&](const auto& sol) -> std::optional<double> {
+        const search::bounded_outcome out = search::bounded_solve(run, sp_, bound_, solver_, [&](const auto& sol) -> std::optional<double> {
             if (!is_finite(sol.iteration)) return ++unlinked_, std::nullopt;  // every placement needs a missing link
             auto layouts = search::zone_layouts(sp_, sol.stages);
             if (layouts.empty()) return ++unplaceable_, std::nullopt;
@@ -329,7 +362,9 @@ private:
             if (!best) return ++unlinked_, std::nullopt;
             return run.offer(std::move(best->first), best->second, sol.iteration, sim_.memory,
                              "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(D));
-        });
+        }, effort);
+        memo->second = out.value;
+        deferred_ = out.exhausted;
         return {memo->second, run.stopping()};
     }
 
@@ -404,13 +439,17 @@ private:
     instance sp_;  ///< reused: building an instance allocates nothing once warm
     instance every_sp_;  ///< the every-degree instance behind every_level_bounded_out
     std::vector<double> level_floor_;  ///< its objective floor per D (NaN: not built yet), this family
+    bool deferred_ = false;            ///< the last step's solver ran out of its effort
     std::map<std::vector<std::uint16_t>, std::optional<double>> seen_;  ///< instances solved (P, mbs, D, TPs): levels that resolve alike
     /// A (P, mbs, D) and its every-level floor (plan_best_first).
+    static constexpr std::uint32_t all_levels = std::numeric_limits<std::uint32_t>::max();
     struct floored_degree {
         double floor;
         std::uint32_t seq, family;
         int D;
-        bool tight;  ///< with the LP floor of the stage-time sum
+        bool tight;              ///< with the LP floor of the stage-time sum
+        std::uint8_t round = 0;  ///< how often its solve ran out of effort (effort_for)
+        std::uint32_t level = all_levels;  ///< the TP level left to solve again, or all of them
     };
     struct family_times {
         search::sailor_family family;

@@ -21,7 +21,10 @@
 // With exact boundary pairing or a measured objective (a per-cell rate besides money) the counts
 // matter to more than the rate: those instances go to the stage DP, as do instances with fewer
 // ways to spread a stage's replicas over the cells than patterns (counts_are_few). Allocation-free once warm;
-// the stop condition is polled every 256 nodes.
+// the stop condition is polled every 256 nodes. Stopped, or out of the nodes `solve_limits::effort`
+// allows (exhausted()), it returns the best sequence found so far: a deep pipeline over a tight
+// pool can take minutes to prove, and the planner comes back to it with more effort once the
+// other instances have tightened the cut-off.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -80,15 +83,19 @@ public:
 
     template <class Pr, concepts::objective O>
     [[nodiscard]] std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits& lim) {
+        exhausted_ = false;
         if (sp.exact_boundaries || concepts::measured_objective<O> || (!always_ && counts_are_few(sp))) {
             // Without exact boundaries the DP's prices are pessimistic (a boundary at its slowest
             // pair of cells), so the run's cut-off, a simulator price, is not for it: it would
             // drop solutions the simulator prices under it (a larger budget lowered throughput).
             solve_limits own = lim;
             if (!sp.exact_boundaries) own.cutoff = std::numeric_limits<double>::infinity();
+            own.effort = lim.effort * 8;  // a DP composition is a few times cheaper than a node
             auto r = dp_.solve(pb, sp, o, own);
             stopped_ = dp_.stopped();
-            return r;
+            exhausted_ = dp_.exhausted();
+            if (!exhausted_ || sp.exact_boundaries || concepts::measured_objective<O>) return r;
+            exhausted_ = false;  // more counts than this effort walks: the patterns, which keep a best so far
         }
         stopped_ = false;
         if (!sp.bound.feasible()) return std::nullopt;  // exact: the floors' resource test is necessary
@@ -96,7 +103,7 @@ public:
         patterns(sp);
         node root;
         dfs(sp, o, 0, root);
-        if (stopped_ || !found_) return std::nullopt;
+        if (!found_) return std::nullopt;  // stopped or exhausted too: the best so far is complete
         dp_solution out;
         out.terms = best_t_;
         out.iteration = seconds{best_t_.iteration};
@@ -106,6 +113,8 @@ public:
     }
 
     [[nodiscard]] bool stopped() const { return stopped_; }
+    /// Whether the last solve ran out of `solve_limits::effort` (its solution, if any, may not be the best).
+    [[nodiscard]] bool exhausted() const { return exhausted_; }
     /// Nodes ("states") and patterns tried ("compositions"), plus the stage DP's.
     [[nodiscard]] dp_stats stats() const {
         dp_stats s = dp_.stats();
@@ -117,12 +126,15 @@ public:
 private:
     /// Whether a stage has fewer ways to spread its replicas over the cells than patterns (each
     /// cell unused, one replica or several: 3^cells) and every cell is small, so the stage DP's
-    /// states (GPUs left per cell) stay few: many cells holding few GPUs each (zones kept apart,
+    /// states (GPUs left per cell) stay few: many cells of one or two nodes (zones kept apart,
     /// small nodes). There the DP, which walks the counts, is the faster of the two (seconds
-    /// against minutes on 9 cells of 2-10 GPUs with D = 8; tests/planners/sailor_laws.cpp).
+    /// against minutes on 9 cells of 2-10 GPUs with D = 8). Cells of up to 64 GPUs were "small"
+    /// once: six of them at D = 4-6 take the DP 0.5-2 s (400,000 states) where the patterns, which
+    /// take the run's cut-off, finish sooner (100 random pools: p80 1.4 s -> 0.7 s). With an
+    /// effort the DP gets eight compositions per node and hands over to the patterns when out.
     template <class SP>
     [[nodiscard]] static bool counts_are_few(const SP& sp) {
-        constexpr int small_cell = 64;  // GPUs
+        constexpr int small_cell = 16;  // GPUs
         const std::size_t C = sp.cells->cells.size();
         double ways = 1, patterns = 1;  // C(D + C - 1, C - 1), 3^C
         for (std::size_t k = 1; k < C; ++k) ways = ways * double(sp.D + k) / double(k);
@@ -198,6 +210,7 @@ private:
         per_replica_ = sp.per_replica;
         cutoff_ = lim.cutoff;
         poll_ = stop_poll(lim.stop, 256);
+        effort_end_ = lim.effort == 0 ? std::numeric_limits<std::uint64_t>::max() : stats_.states + lim.effort;
         found_ = false;
         memo_.clear();
         bound_ = &sp.bound;
@@ -378,7 +391,11 @@ private:
 
     template <class SP, class O>
     void dfs(const SP& sp, const O& o, int i, const node& nd) {
-        if (stopped_ || (poll_() && (stopped_ = true))) return;
+        if (stopped_ || exhausted_ || (poll_() && (stopped_ = true))) return;
+        if (stats_.states >= effort_end_) {
+            exhausted_ = true;
+            return;
+        }
         ++stats_.states;
         const auto at = static_cast<std::size_t>(i);
         const std::size_t C = sp.cells->cells.size();
@@ -433,7 +450,7 @@ private:
         if (last) return;
         std::sort(kids.begin(), kids.end(), [](const child& a, const child& b) { return a.value < b.value || (a.value == b.value && a.k < b.k); });
         for (const child& ch : kids) {
-            if (stopped_) return;
+            if (stopped_ || exhausted_) return;
             const stage_pattern& p = ps[ch.k];
             const grown g = extend(sp, i, nd, p);
             const double extra = nd.extra_floor + p.open.extras * p.extra_rate;
@@ -592,7 +609,8 @@ private:
     stage_dp<Time> dp_;
     flat_memo<memo_key, seen, bytes_hash<memo_key>> memo_{};
     const instance_bound* bound_ = nullptr;
-    bool money_ = false, stopped_ = false, found_ = false, always_ = false;
+    bool money_ = false, stopped_ = false, exhausted_ = false, found_ = false, always_ = false;
+    std::uint64_t effort_end_ = 0;  ///< stats_.states at which the effort runs out
     int per_replica_ = 1;
     double cutoff_ = std::numeric_limits<double>::infinity(), best_v_ = 0, best_usd_ = 0;
     objective_terms best_t_;

@@ -86,11 +86,14 @@ public:
         stats_.states += memo_.size();
         stats_.entries += pool_.size();
         if (over_) ++stats_.abandoned;
-        if (stopped_ || over_) return std::nullopt;
+        if (stopped_ || over_ || exhausted_) return std::nullopt;
         return root(sp, o, off, len);
     }
 
     [[nodiscard]] bool stopped() const { return stopped_; }
+    /// Whether the last solve walked the compositions `solve_limits::effort` allows and gave up
+    /// (no solution: the DP has none before it finishes).
+    [[nodiscard]] bool exhausted() const { return exhausted_; }
     [[nodiscard]] const dp_stats& stats() const { return stats_; }
     void reset_stats() { stats_ = {}; }
 
@@ -120,7 +123,8 @@ private:
     void begin(const SP& sp, const O& o, const solve_limits& lim) {
         cutoff_ = lim.cutoff;
         poll_ = stop_poll(lim.stop);
-        stopped_ = over_ = false;
+        stopped_ = over_ = exhausted_ = false;
+        effort_end_ = lim.effort == 0 ? std::numeric_limits<std::size_t>::max() : stats_.compositions + lim.effort;
         money_ = uses_money(o);
         measure_ = concepts::measured_objective<O>;
         price_.begin(sp, money_);
@@ -224,7 +228,8 @@ private:
 
         auto visit = [&](const composition& comp, const tp_choice& choice) {
             ++stats_.compositions;
-            if (stopped_ || over_ || (poll_() && (stopped_ = true)) || ((stats_.compositions & 4095) == 0 && (over_ = footprint() > max_bytes_)))
+            if (stopped_ || over_ || exhausted_ || (poll_() && (stopped_ = true)) || (stats_.compositions >= effort_end_ && (exhausted_ = true)) ||
+                ((stats_.compositions & 4095) == 0 && (over_ = footprint() > max_bytes_)))
                 return;
             const ring_price sync = price_.stage_sync(sp, i, comp);
             double rate = 0, mrate = 0;
@@ -275,7 +280,8 @@ private:
     stage_pricer<Time> price_;
     bool floors_ = true;
     std::size_t max_bytes_ = std::size_t{128} << 20;
-    bool over_ = false;
+    bool over_ = false, exhausted_ = false;
+    std::size_t effort_end_ = 0;  ///< stats_.compositions at which the effort runs out
     const instance_bound* bound_ = nullptr;
     instance_bound zero_;
     double cutoff_ = std::numeric_limits<double>::infinity();
