@@ -10,6 +10,7 @@ packages=(
   doctest-dev
   catch2                  # v2, for benchmarks
   nlohmann-json3-dev
+  python3-jsonschema      # the ranks format's schema test (docs/schemas)
 )
 # Optional extras, asked for by name: chromium (and python3 to read its PNG) for the SVG
 # screenshot test; Clang for the fuzz targets.

@@ -1,5 +1,5 @@
 #pragma once
-// The `hetplan` command's subcommands: plan, simulate, compare, recover, list, profile, run.
+// The `hetplan` command's subcommands: plan, simulate, compare, recover, export, list, profile, run, bandwidth.
 // main() only calls run().
 #include <atomic>
 #include <chrono>
@@ -44,6 +44,9 @@ inline constexpr const char* usage_text =
     "  hetplan simulate [INPUT] [--plan PLAN.json] [--planner NAME] [--json OUT] [--svg OUT]\n"
     "  hetplan compare  [INPUT] [--planners a,b,...] [--objective ...] [--deadline S] [--json OUT] [--timing on|off]\n"
     "  hetplan recover  INPUT --from OLD.json --to NEW.json [--json OUT]   (AutoHet §IV: checkpoint transfers)\n"
+    "  hetplan export   [INPUT] [--plan PLAN.json] --format megatron|deepspeed|torchtitan|ranks [--out FILE]\n"
+    "                   (launch configuration of a plan; a plan the framework cannot express is written in the\n"
+    "                   ranks format, with what the framework lacks on stderr and exit status 3)\n"
     "  hetplan list\n"
     "  hetplan profile  --model M.json [--gpu NAME] [--mbs 1,2,4] [--tp 1,2] [--repeats N] --json P.json\n"
     "                   (times every layer of a transformer model on this machine's CPU: a profile the planners read)\n"
@@ -63,7 +66,7 @@ inline constexpr const char* usage_text =
 
 /// Options of every subcommand, parsed once; each subcommand rejects what it does not take.
 struct options {
-    std::string cluster, model, job, profiles, plan_file, json_out, svg_out, from_file, to_file;
+    std::string cluster, model, job, profiles, plan_file, json_out, svg_out, from_file, to_file, format, out_file;
     std::string planner = "sailor";
     std::vector<std::string> planners;
     objective_kind target = objective_kind::throughput;
@@ -105,6 +108,8 @@ inline options parse(const std::vector<std::string>& args, const std::vector<std
         else if (a == "--to") o.to_file = v;
         else if (a == "--json") o.json_out = v;
         else if (a == "--svg") o.svg_out = v;
+        else if (a == "--format") o.format = v;
+        else if (a == "--out") o.out_file = v;
         else if (a == "--timing") {
             if (v != "on" && v != "off") throw input_error("option --timing: '" + v + "' is not on or off");
             o.timing = v == "on";
@@ -400,6 +405,54 @@ inline int simulate_command(const std::vector<std::string>& args) {
     return v.ok() ? 0 : 1;
 }
 
+/// A plan as a framework launches it, or in the ranks format (io/export_*.hpp).
+inline int export_command(const std::vector<std::string>& args) {
+    const auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--plan", "--format", "--out"});
+    const std::vector<std::pair<std::string, std::optional<io::framework>>> formats{
+        {"megatron", io::framework::megatron}, {"deepspeed", io::framework::deepspeed}, {"torchtitan", io::framework::torchtitan}, {"ranks", std::nullopt}};
+    const auto f = std::find_if(formats.begin(), formats.end(), [&](const auto& x) { return x.first == o.format; });
+    if (f == formats.end())
+        throw input_error(o.format.empty() ? "export: --format megatron|deepspeed|torchtitan|ranks is needed"
+                                           : "option --format: '" + o.format + "' is not megatron, deepspeed, torchtitan or ranks");
+    const bool files = !o.cluster.empty() || !o.model.empty() || !o.job.empty();
+    inputs in;
+    plan pl;
+    if (!files && o.plan_file.empty()) {
+        const fixtures::example_inputs ex = fixtures::default_example();
+        in.data = ex;
+        pl = ex.example_plan;
+        std::fprintf(stderr, "hetplan export: the built-in OPT-350 example plan\n");
+    } else {
+        in = load_inputs(o);
+        if (o.plan_file.empty()) throw input_error("export: --plan PLAN.json is needed with input files");
+        pl = read_plan_file(o.plan_file, in.data.hw);
+    }
+    const cluster& hw = in.data.hw;
+    const model_spec& model = in.data.model;
+    const job_spec& job = in.data.job;
+    if (const validation_report v = validate(in.pb(), pl, sailor_memory_model{}); !v.priceable)
+        throw input_error(o.plan_file.empty() ? std::string("the plan") : o.plan_file, "pipelines", "export: the plan cannot run:\n" + v.summary());
+    auto emit = [&](const std::string& text) {
+        if (o.out_file.empty()) std::fputs(text.c_str(), stdout);
+        else write_file(o.out_file, text);
+    };
+    if (!f->second) {
+        emit(io::write_ranks(pl, hw, model, job).dump(2) + "\n");
+        return 0;
+    }
+    const io::framework_export x = io::export_for(*f->second, pl, model, job);
+    if (!x.ok()) {
+        std::fprintf(stderr, "hetplan export: %s cannot express this plan:\n", f->first.c_str());
+        for (const std::string& m : x.missing) std::fprintf(stderr, "  - %s\n", m.c_str());
+        std::fprintf(stderr, "written in the ranks format instead (docs/formats.md)\n");
+        emit(io::write_ranks(pl, hw, model, job).dump(2) + "\n");
+        return 3;
+    }
+    for (const std::string& n : x.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+    emit(x.text);
+    return 0;
+}
+
 /// AutoHet §IV: the transfers that take the training state from one plan to another.
 inline int recover_command(const std::vector<std::string>& args) {
     const auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--from", "--to", "--json"});
@@ -679,7 +732,8 @@ inline int run(const std::vector<std::string>& args) {
         if (args[0] == "profile") return profile_command(rest);
         if (args[0] == "run") return run_command(rest);
         if (args[0] == "bandwidth") return bandwidth_command(rest);
-        throw input_error("unknown command '" + args[0] + "' (plan, simulate, compare, recover, list, profile, run, bandwidth)");
+        if (args[0] == "export") return export_command(rest);
+        throw input_error("unknown command '" + args[0] + "' (plan, simulate, compare, recover, export, list, profile, run, bandwidth)");
     } catch (const hetplan::error& e) {
         std::fprintf(stderr, "hetplan: %s\n", e.what());
         return 2;

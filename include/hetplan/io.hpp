@@ -2,6 +2,8 @@
 // The JSON layer: hetplan's own formats and importers for the published ones.
 #include "hetplan/io/cluster_json.hpp"
 #include "hetplan/io/consistency.hpp"
+#include "hetplan/io/export_framework.hpp"
+#include "hetplan/io/export_ranks.hpp"
 #include "hetplan/io/import/cephalo.hpp"
 #include "hetplan/io/import/cephalo_world.hpp"
 #include "hetplan/io/import/sailor.hpp"
