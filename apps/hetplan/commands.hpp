@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -44,6 +46,8 @@ inline constexpr const char* usage_text =
     "  hetplan simulate [INPUT] [--plan PLAN.json] [--planner NAME] [--json OUT] [--svg OUT]\n"
     "  hetplan compare  [INPUT] [--planners a,b,...] [--objective ...] [--deadline S] [--json OUT] [--timing on|off]\n"
     "  hetplan recover  INPUT --from OLD.json --to NEW.json [--json OUT]   (AutoHet §IV: checkpoint transfers)\n"
+    "  hetplan import   sailor|zorse|cephalo DIR SELECTION --out OUTDIR\n"
+    "                   (a published data folder as hetplan's cluster/model/job/profiles JSON)\n"
     "  hetplan export   [INPUT] [--plan PLAN.json] --format megatron|deepspeed|torchtitan|ranks [--out FILE]\n"
     "                   (launch configuration of a plan; a plan the framework cannot express is written in the\n"
     "                   ranks format, with what the framework lacks on stderr and exit status 3)\n"
@@ -58,15 +62,21 @@ inline constexpr const char* usage_text =
     "                   or one process per rank under mpirun -np N when built with MPI;\n"
     "                   prints the loss per step and the measured step time next to the simulator's)\n"
     "--json writes the same bytes for the same input; --timing on adds each search's elapsed_s.\n"
-    "INPUT: --cluster C.json --model M.json --job J.json [--profiles P.json] (docs/formats.md); with none,\n"
+    "INPUT: --cluster C.json --model M.json --job J.json [--profiles P.json] (docs/formats.md), or a published\n"
+    "  data folder read directly: --from sailor:DIR|zorse:DIR|cephalo:DIR SELECTION; with none,\n"
     "  plan and compare use the built-in GPT-Neo-2.7 on 32 A100-40 + 96 V100-16 over two zones, and\n"
     "  simulate uses the built-in OPT-350 example plan (or, with --plan only, the GPT-Neo cluster).\n"
+    "SELECTION: --model-name NAME (as the data set names it) [--batch N], and for sailor\n"
+    "  --available GPU@ZONE=COUNT,...  (e.g. A100-40@us-central1-a=128,V100-16@us-central1-a=128),\n"
+    "  for zorse --cluster-name A|B|C, for cephalo --cluster-name A|B and --batch N.\n"
     "Ctrl-C during a search, or its --deadline (seconds, per planner), stops it and prints the best plan\n"
     "  found so far.\n";
 
 /// Options of every subcommand, parsed once; each subcommand rejects what it does not take.
 struct options {
     std::string cluster, model, job, profiles, plan_file, json_out, svg_out, from_file, to_file, format, out_file;
+    std::string model_name, available, cluster_name;  ///< a published data set's selection (--from, import)
+    int batch = 0;                                     ///< its global batch (0: the data set's)
     std::string planner = "sailor";
     std::vector<std::string> planners;
     objective_kind target = objective_kind::throughput;
@@ -109,6 +119,15 @@ inline options parse(const std::vector<std::string>& args, const std::vector<std
         else if (a == "--json") o.json_out = v;
         else if (a == "--svg") o.svg_out = v;
         else if (a == "--format") o.format = v;
+        else if (a == "--model-name") o.model_name = v;
+        else if (a == "--available") o.available = v;
+        else if (a == "--cluster-name") o.cluster_name = v;
+        else if (a == "--batch") {
+            const double d = parse_number(a, v);
+            if (!(d >= 1 && d <= limits::max_global_batch && d == std::floor(d)))
+                throw input_error("option --batch: must be a whole number from 1 to " + std::to_string(limits::max_global_batch));
+            o.batch = static_cast<int>(d);
+        }
         else if (a == "--out") o.out_file = v;
         else if (a == "--timing") {
             if (v != "on" && v != "off") throw input_error("option --timing: '" + v + "' is not on or off");
@@ -193,7 +212,81 @@ inline inputs load_parsed(const parsed_inputs& p, const io::input_sources& src) 
     return in;
 }
 
-inline inputs load_inputs(const options& o) {
+/// The options that select from a published data set, and what reading it noted.
+inline constexpr std::initializer_list<const char*> source_options{"--from", "--model-name", "--available", "--cluster-name", "--batch"};
+inline std::vector<std::string> with_source_options(std::vector<std::string> allowed) {
+    allowed.insert(allowed.end(), source_options.begin(), source_options.end());
+    return allowed;
+}
+
+/// A published data set read into a problem (io/import/*_world.hpp): `KIND:DIR` with KIND
+/// sailor, zorse or cephalo, and the selection options. Notes say what hetplan's files cannot
+/// carry or what was priced analytically.
+inline inputs import_source(const std::string& from, const options& o, std::vector<std::string>* notes = nullptr) {
+    const std::size_t colon = from.find(':');
+    const std::string kind = colon == std::string::npos ? std::string{} : from.substr(0, colon), dir = colon == std::string::npos ? from : from.substr(colon + 1);
+    if (kind != "sailor" && kind != "zorse" && kind != "cephalo")
+        throw input_error("option --from: '" + from + "' is not sailor:DIR, zorse:DIR or cephalo:DIR (a published data folder, docs/formats.md)");
+    if (o.model_name.empty()) throw input_error("option --model-name is needed with --from " + kind + ": (the model as the data set names it)");
+    inputs in;
+    in.builtin = false;
+    auto take = [&in](auto&& w) {
+        in.data.hw = std::move(w.hw), in.data.model = std::move(w.model), in.data.job = std::move(w.job), in.data.profiles = std::move(w.profiles);
+    };
+    if (kind == "sailor") {
+        if (o.available.empty()) throw input_error("option --available is needed with --from sailor: GPU@ZONE=COUNT,... (e.g. A100-40@us-central1-a=32)");
+        struct entry {
+            std::string gpu, zone;
+            int count;
+        };
+        std::vector<entry> pool;
+        std::vector<std::string> gpus, zones;
+        std::size_t at = 0;
+        while (at <= o.available.size()) {
+            const std::size_t comma = std::min(o.available.find(',', at), o.available.size());
+            const std::string item = o.available.substr(at, comma - at);
+            const std::size_t a = item.find('@'), e = item.find('=');
+            if (a == std::string::npos || e == std::string::npos || e < a || a == 0 || e == a + 1)
+                throw input_error("option --available: '" + item + "' is not GPU@ZONE=COUNT");
+            const double n = parse_number("--available", item.substr(e + 1));
+            if (!(n >= 0 && n <= limits::max_gpus && n == std::floor(n))) throw input_error("option --available: '" + item + "': the count must be a whole number from 0");
+            pool.push_back({item.substr(0, a), item.substr(a + 1, e - a - 1), static_cast<int>(n)});
+            if (std::find(gpus.begin(), gpus.end(), pool.back().gpu) == gpus.end()) gpus.push_back(pool.back().gpu);
+            if (std::find(zones.begin(), zones.end(), pool.back().zone) == zones.end()) zones.push_back(pool.back().zone);
+            at = comma + 1;
+        }
+        io::sailor::world w = io::sailor::load_world(dir, o.model_name, gpus, zones, o.batch);
+        for (const entry& x : pool) w.hw.pool.set(*w.hw.find_gpu(x.gpu), *w.hw.find_zone(x.zone), x.count);
+        take(w);
+    } else if (kind == "zorse") {
+        const std::string& c = o.cluster_name;
+        if (c != "A" && c != "B" && c != "C") throw input_error("option --cluster-name: '" + c + "' is not A, B or C (Zorse §5.1, Table 2)");
+        io::zorse::world_spec spec = c == "A" ? io::zorse::cluster_a(o.model_name) : c == "B" ? io::zorse::cluster_b(o.model_name) : io::zorse::cluster_c(o.model_name);
+        if (o.batch > 0) spec.global_batch = o.batch;
+        io::zorse::world w = io::zorse::load_world(dir, spec);
+        if (notes) notes->insert(notes->end(), w.notes.begin(), w.notes.end());
+        take(w);
+    } else {
+        const std::string& c = o.cluster_name;
+        if (c != "A" && c != "B") throw input_error("option --cluster-name: '" + c + "' is not A or B (Cephalo §4.1)");
+        if (o.batch == 0) throw input_error("option --batch is needed with --from cephalo: (Cephalo's tables use 128-1024)");
+        io::cephalo::world w = io::cephalo::load_world(dir, c == "A" ? io::cephalo::cluster_a(o.model_name, o.batch) : io::cephalo::cluster_b(o.model_name, o.batch));
+        if (notes)
+            notes->push_back("Cephalo's compute-memory fit (model_memory.json) is not part of hetplan's files: the Cephalo planner prices memory with its "
+                             "analytical model here (the library's io::cephalo::world carries the fit)");
+        take(w);
+    }
+    in.data.model.check(dir);
+    in.data.job.check(dir);
+    return in;
+}
+
+inline inputs load_inputs(const options& o, bool from_is_source = false) {
+    if (from_is_source && !o.from_file.empty()) {
+        if (!o.cluster.empty() || !o.model.empty() || !o.job.empty() || !o.profiles.empty())
+            throw input_error("input: give --from or the files (--cluster, --model, --job), not both");
+        return import_source(o.from_file, o);
+    }
     const bool any = !o.cluster.empty() || !o.model.empty() || !o.job.empty() || !o.profiles.empty();
     if (!any) {
         inputs in;
@@ -321,14 +414,23 @@ inline io::json choice_json(const ranked_plan& c, const cluster& hw) {
             {"worst_headroom_gb", worst_headroom_gb(c.est)}};
 }
 
+/// What `hetplan plan --json` writes (and the Python module returns): the planner, its notes,
+/// the ranked plans; elapsed_s only when asked (it differs run to run).
+inline io::json result_json(const std::string& planner, const plan_result& out, const cluster& hw, bool timing) {
+    io::json j = {{"planner", planner}, {"notes", out.notes}, {"plans", io::json::array()}};
+    if (timing) j["elapsed_s"] = out.elapsed.value;
+    for (const auto& c : out.plans) j["plans"].push_back(choice_json(c, hw));
+    return j;
+}
+
 inline void print_notes(std::FILE* out, const std::vector<std::string>& notes) {
     for (const auto& n : notes) std::fprintf(out, "note: %s\n", n.c_str());
 }
 
 inline int plan_command(const std::vector<std::string>& args) {
-    const auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--planner", "--objective", "--max-cost", "--min-throughput",
-                                "--top", "--json", "--svg", "--timing", "--deadline"});
-    const auto in = load_inputs(o);
+    const auto o = parse(args, with_source_options({"--cluster", "--model", "--job", "--profiles", "--planner", "--objective", "--max-cost", "--min-throughput",
+                                                    "--top", "--json", "--svg", "--timing", "--deadline"}));
+    const auto in = load_inputs(o, true);
     const problem pb = in.pb();
     any_planner p = planner_named(o.planner);
     if (in.builtin)
@@ -338,12 +440,7 @@ inline int plan_command(const std::vector<std::string>& args) {
     std::printf("planner %s (%s): %zu plan(s) in %.1f ms\n", p.name().c_str(), p.paper().c_str(), out.plans.size(), out.elapsed.value * 1e3);
     print_notes(stdout, out.notes);
     // The JSON is written either way: with no plan, its notes say why.
-    if (!o.json_out.empty()) {
-        io::json j = {{"planner", p.name()}, {"notes", out.notes}, {"plans", io::json::array()}};
-        if (o.timing) j["elapsed_s"] = out.elapsed.value;
-        for (const auto& c : out.plans) j["plans"].push_back(choice_json(c, pb.hw));
-        write_file(o.json_out, j.dump(2) + "\n");
-    }
+    if (!o.json_out.empty()) write_file(o.json_out, result_json(p.name(), out, pb.hw, o.timing).dump(2) + "\n");
     if (out.plans.empty()) {
         std::fprintf(stderr, "hetplan: no plan satisfies the request%s\n", out.notes.empty() ? "" : " (see the notes above)");
         return 1;
@@ -369,8 +466,8 @@ inline plan read_plan_file(const std::string& file, const cluster& hw) {
 }
 
 inline int simulate_command(const std::vector<std::string>& args) {
-    const auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--plan", "--planner", "--json", "--svg"});
-    const bool files = !o.cluster.empty() || !o.model.empty() || !o.job.empty();
+    const auto o = parse(args, with_source_options({"--cluster", "--model", "--job", "--profiles", "--plan", "--planner", "--json", "--svg"}));
+    const bool files = !o.cluster.empty() || !o.model.empty() || !o.job.empty() || !o.from_file.empty();
     fixtures::example_inputs ex;
     inputs in;
     plan pl;
@@ -380,7 +477,7 @@ inline int simulate_command(const std::vector<std::string>& args) {
         std::printf("simulating the built-in example (layer times from the analytical fallback: FLOPs / (0.4 x peak))\n");
         pl = ex.example_plan;
     } else {
-        in = load_inputs(o);
+        in = load_inputs(o, true);
         if (o.plan_file.empty()) throw input_error("simulate: --plan PLAN.json is needed with input files");
         pl = read_plan_file(o.plan_file, in.data.hw);
     }
@@ -405,16 +502,38 @@ inline int simulate_command(const std::vector<std::string>& args) {
     return v.ok() ? 0 : 1;
 }
 
+/// A published data set written as hetplan's files (docs/formats.md): cluster, model, job and
+/// profiles JSON that `hetplan plan --cluster ... --model ... --job ... --profiles ...` reads.
+inline int import_command(const std::vector<std::string>& args) {
+    if (args.size() < 2 || args[0].starts_with("--")) throw input_error("import: KIND DIR first (sailor, zorse or cephalo, and the published data folder)");
+    const auto o = parse({args.begin() + 2, args.end()}, {"--model-name", "--available", "--cluster-name", "--batch", "--out"});
+    if (o.out_file.empty()) throw input_error("import: --out DIR is needed (where the four files go)");
+    std::vector<std::string> notes;
+    const inputs in = import_source(args[0] + ":" + args[1], o, &notes);
+    std::filesystem::create_directories(o.out_file);
+    const std::filesystem::path out(o.out_file);
+    std::vector<std::string> gpu_names;
+    for (const gpu_spec& g : in.data.hw.gpus) gpu_names.push_back(g.type_name);
+    write_file((out / "cluster.json").string(), io::write_cluster(in.data.hw).dump(2) + "\n");
+    write_file((out / "model.json").string(), io::write_model(in.data.model).dump(2) + "\n");
+    write_file((out / "job.json").string(), io::write_job(in.data.job).dump(2) + "\n");
+    write_file((out / "profiles.json").string(), io::write_profiles(in.data.profiles, gpu_names).dump(2) + "\n");
+    std::printf("%s: %s, batch %d, %d GPUs of %zu type(s) in %zu zone(s)\nwrote %s/{cluster,model,job,profiles}.json\n", args[1].c_str(), in.data.model.name.c_str(),
+                in.data.job.global_batch, in.data.hw.pool.total(), in.data.hw.gpus.size(), in.data.hw.zones.size(), o.out_file.c_str());
+    print_notes(stdout, notes);
+    return 0;
+}
+
 /// A plan as a framework launches it, or in the ranks format (io/export_*.hpp).
 inline int export_command(const std::vector<std::string>& args) {
-    const auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--plan", "--format", "--out"});
+    const auto o = parse(args, with_source_options({"--cluster", "--model", "--job", "--profiles", "--plan", "--format", "--out"}));
     const std::vector<std::pair<std::string, std::optional<io::framework>>> formats{
         {"megatron", io::framework::megatron}, {"deepspeed", io::framework::deepspeed}, {"torchtitan", io::framework::torchtitan}, {"ranks", std::nullopt}};
     const auto f = std::find_if(formats.begin(), formats.end(), [&](const auto& x) { return x.first == o.format; });
     if (f == formats.end())
         throw input_error(o.format.empty() ? "export: --format megatron|deepspeed|torchtitan|ranks is needed"
                                            : "option --format: '" + o.format + "' is not megatron, deepspeed, torchtitan or ranks");
-    const bool files = !o.cluster.empty() || !o.model.empty() || !o.job.empty();
+    const bool files = !o.cluster.empty() || !o.model.empty() || !o.job.empty() || !o.from_file.empty();
     inputs in;
     plan pl;
     if (!files && o.plan_file.empty()) {
@@ -423,7 +542,7 @@ inline int export_command(const std::vector<std::string>& args) {
         pl = ex.example_plan;
         std::fprintf(stderr, "hetplan export: the built-in OPT-350 example plan\n");
     } else {
-        in = load_inputs(o);
+        in = load_inputs(o, true);
         if (o.plan_file.empty()) throw input_error("export: --plan PLAN.json is needed with input files");
         pl = read_plan_file(o.plan_file, in.data.hw);
     }
@@ -485,10 +604,11 @@ inline int recover_command(const std::vector<std::string>& args) {
 }
 
 inline int compare_command(const std::vector<std::string>& args) {
-    auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--planners", "--objective", "--max-cost", "--min-throughput", "--json", "--timing", "--deadline"});
+    auto o = parse(args, with_source_options({"--cluster", "--model", "--job", "--profiles", "--planners", "--objective", "--max-cost", "--min-throughput", "--json",
+                                              "--timing", "--deadline"}));
     if (o.planners.empty())
         for (const auto& p : builtin_planners()) o.planners.push_back(p.name());
-    const auto in = load_inputs(o);
+    const auto in = load_inputs(o, true);
     const problem pb = in.pb();
     std::printf("%s, batch %d, %d GPUs in the pool\n\n", pb.model.name.c_str(), pb.job.global_batch, pb.pool().total());
     std::printf("  %-9s %12s %10s %10s %6s %15s %11s\n", "planner", "s/iteration", "iter/s", "USD/iter", "GPUs", "min headroom GB", "search ms");
@@ -733,7 +853,8 @@ inline int run(const std::vector<std::string>& args) {
         if (args[0] == "run") return run_command(rest);
         if (args[0] == "bandwidth") return bandwidth_command(rest);
         if (args[0] == "export") return export_command(rest);
-        throw input_error("unknown command '" + args[0] + "' (plan, simulate, compare, recover, export, list, profile, run, bandwidth)");
+        if (args[0] == "import") return import_command(rest);
+        throw input_error("unknown command '" + args[0] + "' (plan, simulate, compare, recover, import, export, list, profile, run, bandwidth)");
     } catch (const hetplan::error& e) {
         std::fprintf(stderr, "hetplan: %s\n", e.what());
         return 2;

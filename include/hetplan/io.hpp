@@ -8,6 +8,7 @@
 #include "hetplan/io/import/cephalo_world.hpp"
 #include "hetplan/io/import/sailor.hpp"
 #include "hetplan/io/import/sailor_world.hpp"
+#include "hetplan/io/import/zorse_world.hpp"
 #include "hetplan/io/job_json.hpp"
 #include "hetplan/io/json_reader.hpp"
 #include "hetplan/io/link_json.hpp"

@@ -44,6 +44,33 @@ TEST_CASE("cluster JSON") {
     CHECK(hw.network.egress_price(a.zone, b.zone).value == doctest::Approx(0.02e-9));
 }
 
+TEST_CASE("cluster JSON: write_cluster writes what read_cluster reads (every network entry, intra-node links too)") {
+    cluster hw = parse_cluster(cluster_text);
+    const gpu_type_id a100 = hw.gpu_id("A100-40"), v100 = hw.gpu_id("V100-16");
+    const zone_id za = hw.zone_id_of("us-central1-a"), zb = hw.zone_id_of("us-west1-b");
+    hw.network.set_link({za, a100, 2}, {zb, v100, 4}, alpha_beta_link{seconds{2e-4}, gigabits_per_second(7)});
+    hw.network.set_intra_node(a100, 4, polynomial_link(std::array{0.5, 60.0}, gigabytes_per_second(150)));
+    const auto j = io::write_cluster(hw);
+    const cluster back = io::read_cluster(io::cursor(io::parse_text(j.dump(), "written.json"), "written.json"));
+    CHECK(io::write_cluster(back) == j);  // a fixed point
+    REQUIRE(back.gpus.size() == 2);
+    CHECK(back.gpus[1].memory_capacity.value == hw.gpus[1].memory_capacity.value);
+    CHECK(back.gpus[0].peak_flops(dtype::fp16).value == doctest::Approx(312e12).epsilon(1e-15));
+    CHECK(back.gpus_per_node(v100) == 4);
+    CHECK(back.region_of(zb) != back.region_of(za));
+    CHECK(back.pool.available(a100, za) == 8);
+    CHECK(back.pool.total() == hw.pool.total());
+    for (const bytes m : {megabytes(1), megabytes(64), gigabytes(2)}) {
+        for (const auto& [x, y] : {std::pair{endpoint{za, a100, 2}, endpoint{zb, v100, 4}}, std::pair{endpoint{za, a100, 4}, endpoint{zb, v100, 4}},
+                                   std::pair{endpoint{zb, v100, 1}, endpoint{zb, v100, 1}}})
+            CHECK(back.network.between(x, y).transfer_time(m).value == doctest::Approx(hw.network.between(x, y).transfer_time(m).value).epsilon(1e-12));
+        REQUIRE(back.network.intra_node(a100, 4));
+        CHECK(back.network.intra_node(a100, 4)->transfer_time(m).value == doctest::Approx(hw.network.intra_node(a100, 4)->transfer_time(m).value).epsilon(1e-12));
+    }
+    CHECK_FALSE(back.network.intra_node(v100, 4));
+    CHECK(back.network.egress_price(za, zb).value == doctest::Approx(0.02e-9).epsilon(1e-12));
+}
+
 TEST_CASE("model, job and plan JSON round trips") {
     const test::small_world w;
     const auto mj = io::write_model(w.model);
@@ -84,6 +111,14 @@ TEST_CASE("profile JSON") {
     CHECK(t.measured_mbs("A", 1) == std::vector<int>{1, 2});
     CHECK(t.find("A", 1)->at(3, 1).first.fwd.value == doctest::Approx(0.003));
     CHECK(t.has_fallback());
+    // write_profiles writes the same file back (the JSON's numbers, and the fallback).
+    const io::json w = io::write_profiles(t, {"A", "B"});
+    profile_table back;
+    io::read_profiles(io::cursor(w, "written.json"), back);
+    CHECK(io::write_profiles(back, {"A", "B"}) == w);
+    CHECK(w["profiles"].size() == 1);
+    CHECK(w["analytical_fallback"]["efficiency"] == 0.5);
+    CHECK(back.find("A", 1)->at(3, 1).first.fwd.value == doctest::Approx(0.003));
 }
 
 TEST_CASE("files: read from disk") {

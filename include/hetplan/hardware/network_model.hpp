@@ -60,7 +60,29 @@ public:
     }
     [[nodiscard]] std::size_t size() const { return exact_.size(); }
 
+    // Every entry as it was set (writing a cluster back out: io::write_cluster).
+    [[nodiscard]] const std::optional<Link>& default_link() const { return default_; }
+    template <class F>
+    void for_each_zone_default(F&& f) const {
+        for (const auto& [k, l] : zone_default_) f(zone_id{static_cast<std::uint16_t>(k >> 16)}, zone_id{static_cast<std::uint16_t>(k & 0xffff)}, l);
+    }
+    template <class F>
+    void for_each_link(F&& f) const {
+        for (const auto& [k, l] : exact_) f(endpoint_of(static_cast<std::uint32_t>(k >> 32)), endpoint_of(static_cast<std::uint32_t>(k)), l);
+    }
+    template <class F>
+    void for_each_intra_node(F&& f) const {
+        for (const auto& [k, l] : intra_) f(gpu_type_id{static_cast<std::uint16_t>(k >> 8)}, static_cast<int>(k & 0xff), l);
+    }
+    template <class F>
+    void for_each_egress_price(F&& f) const {
+        for (const auto& [k, p] : price_) f(zone_id{static_cast<std::uint16_t>(k >> 16)}, zone_id{static_cast<std::uint16_t>(k & 0xffff)}, p);
+    }
+
 private:
+    static endpoint endpoint_of(std::uint32_t key) {
+        return {zone_id{static_cast<std::uint16_t>(key >> 20)}, gpu_type_id{static_cast<std::uint16_t>((key >> 8) & 0xfff)}, static_cast<int>(key & 0xff)};
+    }
     static std::uint64_t pair_key(endpoint a, endpoint b) {
         return (std::uint64_t{a.key()} << 32) | b.key();
     }

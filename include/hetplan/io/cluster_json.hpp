@@ -7,8 +7,10 @@
 //   "available": [{"gpu": "A100-40", "zone": "us-central1-a", "count": 32}],
 //   "network": {"default": LINK, "zone_pairs": [{"from": Z, "to": Z, "link": LINK}],
 //               "links": [{"from": {"zone": Z, "gpu": G, "gpus": 4}, "to": {...}, "link": LINK}],
+//               "intra_node": [{"gpu": G, "gpus": 4, "link": LINK}],
 //               "egress_usd_per_gb": [{"from": Z, "to": Z, "price": 0.01}]}
 // }
+// write_cluster writes what read_cluster reads: a cluster read back is the same cluster.
 #include <filesystem>
 #include <set>
 #include <string>
@@ -95,7 +97,7 @@ inline cluster read_cluster(const cursor& root) {
         });
     }
     if (auto net = root.find("network")) {
-        net->known_fields({"default", "zone_pairs", "links", "egress_usd_per_gb"});
+        net->known_fields({"default", "zone_pairs", "links", "intra_node", "egress_usd_per_gb"});
         if (auto d = net->find("default")) hw.network.set_default(read_link(*d));
         if (auto zp = net->find("zone_pairs"))
             zp->for_each_item([&](const cursor& c) {
@@ -107,6 +109,11 @@ inline cluster read_cluster(const cursor& root) {
                 c.known_fields({"from", "to", "link"});
                 hw.network.set_link(read_endpoint(hw, c["from"]), read_endpoint(hw, c["to"]), read_link(c["link"]));
             });
+        if (auto intra = net->find("intra_node"))
+            intra->for_each_item([&](const cursor& c) {
+                c.known_fields({"gpu", "gpus", "link"});
+                hw.network.set_intra_node(gpu_ref(hw, c["gpu"]), c["gpus"].integer(1, limits::max_gpus_per_node), read_link(c["link"]));
+            });
         if (auto eg = net->find("egress_usd_per_gb"))
             eg->for_each_item([&](const cursor& c) {
                 c.known_fields({"from", "to", "price"});
@@ -114,6 +121,45 @@ inline cluster read_cluster(const cursor& root) {
             });
     }
     return hw;
+}
+
+/// The cluster as read_cluster reads it: GPU types (with their peaks), zones, the pool and every
+/// network entry as it was set.
+[[nodiscard]] inline json write_cluster(const cluster& hw) {
+    json gpus = json::array(), zones = json::array(), available = json::array();
+    for (std::size_t g = 0; g < hw.gpus.size(); ++g) {
+        const gpu_spec& spec = hw.gpus[g];
+        json peaks = json::object();
+        for (dtype t : all_dtypes)
+            if (spec.peak_flops(t).value > 0) peaks[std::string(to_string(t))] = spec.peak_flops(t).value / 1e12;
+        gpus.push_back({{"name", spec.type_name},
+                        {"memory_bytes", spec.memory_capacity.value},
+                        {"gpus_per_node", hw.gpus_per_node(gpu_type_id{g})},
+                        {"price_per_hour", spec.price.value},
+                        {"vendor", spec.vendor},
+                        {"peak_tflops", std::move(peaks)}});
+    }
+    for (const zone_spec& z : hw.zones) zones.push_back({{"name", z.name}, {"region", hw.regions.at(z.region.index()).name}});
+    for (std::size_t g = 0; g < hw.gpus.size(); ++g)
+        for (std::size_t z = 0; z < hw.zones.size(); ++z)
+            if (const int n = hw.pool.available(gpu_type_id{g}, zone_id{z}); n > 0)
+                available.push_back({{"gpu", hw.gpus[g].type_name}, {"zone", hw.zones[z].name}, {"count", n}});
+    auto zone_name = [&](zone_id z) { return hw.zones.at(z.index()).name; };
+    auto end = [&](const endpoint& e) { return json{{"zone", zone_name(e.zone)}, {"gpu", hw.gpus.at(e.gpu.index()).type_name}, {"gpus", e.gpus}}; };
+    json net = json::object(), pairs = json::array(), links = json::array(), intra = json::array(), egress = json::array();
+    const auto& nm = hw.network;
+    if (nm.default_link()) net["default"] = write_link(*nm.default_link());
+    nm.for_each_zone_default([&](zone_id a, zone_id b, const builtin_link& l) { pairs.push_back({{"from", zone_name(a)}, {"to", zone_name(b)}, {"link", write_link(l)}}); });
+    nm.for_each_link([&](const endpoint& a, const endpoint& b, const builtin_link& l) { links.push_back({{"from", end(a)}, {"to", end(b)}, {"link", write_link(l)}}); });
+    nm.for_each_intra_node([&](gpu_type_id g, int n, const builtin_link& l) {
+        intra.push_back({{"gpu", hw.gpus.at(g.index()).type_name}, {"gpus", n}, {"link", write_link(l)}});
+    });
+    nm.for_each_egress_price([&](zone_id a, zone_id b, usd_per_byte p) { egress.push_back({{"from", zone_name(a)}, {"to", zone_name(b)}, {"price", p.value * 1e9}}); });
+    if (!pairs.empty()) net["zone_pairs"] = std::move(pairs);
+    if (!links.empty()) net["links"] = std::move(links);
+    if (!intra.empty()) net["intra_node"] = std::move(intra);
+    if (!egress.empty()) net["egress_usd_per_gb"] = std::move(egress);
+    return {{"gpus", std::move(gpus)}, {"zones", std::move(zones)}, {"available", std::move(available)}, {"network", std::move(net)}};
 }
 
 inline cluster read_cluster_file(const std::filesystem::path& file) {

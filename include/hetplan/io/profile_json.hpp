@@ -81,6 +81,18 @@ inline json write_profile(const std::string& gpu, int tp, const profile_curve& c
     return j;
 }
 
+/// Every curve of `t` for the cluster's GPU types, and the analytical fallback if enabled: the
+/// file read_profiles reads.
+[[nodiscard]] inline json write_profiles(const profile_table& t, const std::vector<std::string>& gpu_names) {
+    json profiles = json::array();
+    for (const std::string& gpu : gpu_names)
+        for (int tp : t.tp_degrees(gpu))
+            if (const profile_curve* c = t.find(gpu, tp)) profiles.push_back(write_profile(gpu, tp, *c));
+    json out = {{"profiles", std::move(profiles)}};
+    if (t.fallback()) out["analytical_fallback"] = {{"efficiency", t.fallback()->efficiency}};
+    return out;
+}
+
 inline profile_table read_profiles_file(const std::filesystem::path& file) {
     const json j = parse_file(file);
     profile_table t;

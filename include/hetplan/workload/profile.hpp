@@ -110,6 +110,7 @@ public:
     }
     void enable_analytical(analytical_fallback f) { fallback_ = f; }
     [[nodiscard]] bool has_fallback() const { return fallback_.has_value(); }
+    [[nodiscard]] const std::optional<analytical_fallback>& fallback() const { return fallback_; }
 
     /// TP degrees measured for a GPU type, increasing.
     [[nodiscard]] std::vector<int> tp_degrees(const std::string& gpu) const {
