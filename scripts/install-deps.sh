@@ -11,6 +11,7 @@ packages=(
   catch2                  # v2, for benchmarks
   nlohmann-json3-dev
   python3-jsonschema      # the ranks format's schema test (docs/schemas)
+  pybind11-dev python3-dev python3-pytest  # the Python module (python/) and its tests
 )
 # Optional extras, asked for by name: chromium (and python3 to read its PNG) for the SVG
 # screenshot test; Clang for the fuzz targets.

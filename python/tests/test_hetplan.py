@@ -1,0 +1,119 @@
+"""The hetplan Python module (python/): the command line's operations with dicts in and out."""
+import json
+import os
+import pathlib
+
+import pytest
+
+import hetplan
+
+SOURCE = pathlib.Path(os.environ.get("HETPLAN_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
+INPUTS = SOURCE / "tests" / "exec" / "inputs"
+
+
+def files():
+    return {k: json.loads((INPUTS / f).read_text()) for k, f in
+            (("cluster", "cpu_cluster.json"), ("model", "tiny_gpt.json"), ("job", "job.json"))}
+
+
+def test_plan_builtin_example_is_ranked_valid_and_deterministic():
+    r = hetplan.plan(top=3)
+    assert r["planner"] == "sailor"
+    assert 1 <= len(r["plans"]) <= 3
+    times = [p["iteration_s"] for p in r["plans"]]
+    assert times == sorted(times)
+    assert hetplan.plan(top=3) == r  # the same input, the same plans
+    best = r["plans"][0]
+    priced = hetplan.simulate(None, r)
+    assert priced["valid"] and priced["priceable"]
+    assert priced["iteration_s"] == pytest.approx(best["iteration_s"], rel=1e-12)
+    assert hetplan.validate(None, best["plan"])["valid"]
+
+
+def test_plan_from_dicts_and_json_text_alike():
+    d = files()
+    a = hetplan.plan(d)
+    b = hetplan.plan({k: json.dumps(v) for k, v in d.items()})
+    assert a == b and a["plans"]
+
+
+def test_objective_cost_and_constraints():
+    fast = hetplan.plan()["plans"][0]
+    cheap = hetplan.plan(objective="cost")["plans"][0]
+    assert cheap["cost_usd"] <= fast["cost_usd"] * (1 + 1e-9)
+    assert fast["iteration_s"] <= cheap["iteration_s"] * (1 + 1e-9)
+    none = hetplan.plan(max_cost=1e-6)
+    assert none["plans"] == [] and any("no plan within the constraints" in n for n in none["notes"])
+
+
+def test_bad_input_names_the_input_and_field():
+    d = files()
+    d["cluster"]["gpus"][0]["memory_gib"] = -1
+    with pytest.raises(hetplan.InputError) as e:
+        hetplan.plan(d)
+    assert "inputs['cluster']" in str(e.value) and "memory_gib" in str(e.value)
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(hetplan.InputError, match="unknown planner 'nope'"):
+        hetplan.plan(planner="nope")
+    with pytest.raises(hetplan.InputError, match="not throughput or cost"):
+        hetplan.plan(objective="speed")
+
+
+def test_progress_reports_and_stops_the_search():
+    seen = []
+
+    def progress(candidates, best):
+        seen.append((candidates, best))
+        return len(seen) >= 2
+
+    r = hetplan.plan(progress=progress)
+    assert len(seen) == 2
+    assert any("stopped" in n for n in r["notes"])
+    full = hetplan.plan()
+    if r["plans"]:
+        assert r["plans"][0]["iteration_s"] >= full["plans"][0]["iteration_s"] * (1 - 1e-12)
+
+
+def test_an_exception_in_progress_reaches_the_caller():
+    def progress(candidates, best):
+        raise KeyError("from the callback")
+
+    with pytest.raises(KeyError, match="from the callback"):
+        hetplan.plan(progress=progress)
+
+
+def test_compare_runs_each_planner_named():
+    out = hetplan.compare(planners=["sailor", "zorse"])
+    assert [r["planner"] for r in out] == ["sailor", "zorse"]
+    assert {p["name"] for p in hetplan.planners()} >= {"sailor", "zorse", "cephalo", "autohet", "metis"}
+
+
+def test_export_frameworks_and_ranks():
+    r = hetplan.plan()
+    m = hetplan.export(None, r, "megatron")
+    # The default plan gives V100 and A100 different TP degrees: not Megatron's shape.
+    assert m["missing"] and "text" not in m and m["ranks"]["format"] == "hetplan-ranks"
+    ranks = hetplan.export(None, r, "ranks")["ranks"]
+    assert ranks["world_size"] == r["plans"][0]["gpus"] == len(ranks["ranks"])
+    try:
+        import jsonschema
+    except ImportError:
+        return
+    schema = json.loads((SOURCE / "docs" / "schemas" / "ranks.schema.json").read_text())
+    jsonschema.validate(ranks, schema, cls=jsonschema.Draft202012Validator)
+    with pytest.raises(hetplan.InputError, match="not megatron, deepspeed, torchtitan or ranks"):
+        hetplan.export(None, r, "keras")
+
+
+@pytest.mark.skipif(not os.environ.get("HETPLAN_DATA_DIR"), reason="HETPLAN_DATA_DIR is not set")
+def test_import_data_then_plan_equals_planning_from_the_folder():
+    data = pathlib.Path(os.environ["HETPLAN_DATA_DIR"])
+    if not data.is_absolute():
+        data = SOURCE / data
+    sel = dict(model_name="GPT-Neo-2.7", available="A100-40@us-central1-a=32,V100-16@us-central1-a=96")
+    imported = hetplan.import_data(f"sailor:{data / 'sailor'}", **sel)
+    assert set(imported) == {"cluster", "model", "job", "profiles", "notes"}
+    a = hetplan.plan({k: imported[k] for k in ("cluster", "model", "job", "profiles")})
+    b = hetplan.plan({"from": f"sailor:{data / 'sailor'}", **sel})
+    assert a["plans"][0]["plan"] == b["plans"][0]["plan"]
+    assert a["plans"][0]["iteration_s"] == pytest.approx(b["plans"][0]["iteration_s"], rel=1e-9)
