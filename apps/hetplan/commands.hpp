@@ -458,11 +458,14 @@ inline int plan_command(const std::vector<std::string>& args) {
     return 0;
 }
 
-/// Reads a plan file, or the output of `hetplan plan --json` (its best plan).
+/// Reads a plan file, the output of `hetplan plan --json` (its best plan), or a ranks file
+/// (`hetplan export --format ranks`).
 inline plan read_plan_file(const std::string& file, const cluster& hw) {
     const io::json j = io::parse_file(file);
     const io::cursor root(j, file);
-    return root.find("plans") ? io::read_plan(root["plans"].at(0)["plan"], hw) : io::read_plan(root, hw);
+    if (root.find("plans")) return io::read_plan(root["plans"].at(0)["plan"], hw);
+    if (root.find("format") && root.find("ranks")) return io::read_ranks(root, hw);
+    return io::read_plan(root, hw);
 }
 
 inline int simulate_command(const std::vector<std::string>& args) {

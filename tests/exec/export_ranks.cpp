@@ -71,6 +71,20 @@ TEST_CASE("exec_ranks: every rank's worker, first rank and first sample are the 
     }
 }
 
+TEST_CASE("exec_ranks: read_ranks gives back the plan written, on every plan shape; out-of-order files are refused by entry") {
+    const world w;
+    for (const plan& pl : {shapes::sailor_8(), shapes::autohet_8(), shapes::zorse_8(), shapes::fsdp_8()}) {
+        const io::json out = io::write_ranks(pl, w.hw, w.model, w.job);
+        CHECK(io::read_ranks(io::cursor(out, "ranks.json"), w.hw) == pl);
+    }
+    io::json swapped = io::write_ranks(shapes::sailor_8(), w.hw, w.model, w.job);
+    std::swap(swapped["ranks"][1], swapped["ranks"][2]);
+    CHECK_THROWS_WITH_AS((void)io::read_ranks(io::cursor(swapped, "ranks.json"), w.hw), doctest::Contains("ranks.json: $.ranks[1].rank"), input_error);
+    io::json torn = io::write_ranks(shapes::autohet_8(), w.hw, w.model, w.job);
+    torn["ranks"][1]["tp_rank"] = 0;  // rank 1 should be TP rank 1 of rank 0's worker
+    CHECK_THROWS_WITH_AS((void)io::read_ranks(io::cursor(torn, "ranks.json"), w.hw), doctest::Contains("expected TP rank 1"), input_error);
+}
+
 TEST_CASE("exec_ranks: the AutoHet shape's groups, counted by hand") {
     // Pipeline 0: [0,2) on ranks 0-1 (TP 2), [2,6) on ranks 2-3. Pipeline 1: [0,3) on rank 4,
     // [3,4) on rank 5, [4,6) on ranks 6-7. Gradients of a layer are summed over every rank

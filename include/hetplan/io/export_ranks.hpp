@@ -7,6 +7,9 @@
 // sync across asymmetric pipelines). Any plan hetplan makes can be written so, also the ones no
 // framework can express (export_framework.hpp says which feature is missing).
 //
+// read_ranks turns such a file back into the plan (the runner and the simulator take it as a
+// plan file: `hetplan run --plan ranks.json`).
+//
 // Ranks are numbered as exec::layout_step numbers them (the runner's order): pipelines, then
 // stages, then workers, each worker's TP group on consecutive ranks; samples likewise, each
 // pipeline's batch after the previous pipeline's and each stage's workers in order.
@@ -15,7 +18,9 @@
 #include <vector>
 
 #include "hetplan/hardware/cluster.hpp"
+#include "hetplan/io/cluster_json.hpp"
 #include "hetplan/io/job_json.hpp"
+#include "hetplan/io/plan_json.hpp"
 #include "hetplan/plan/plan.hpp"
 #include "hetplan/workload/job.hpp"
 #include "hetplan/workload/model.hpp"
@@ -147,6 +152,59 @@ template <class Pick>
             {"memory", write_memory_options(pl.memory)},
             {"world_size", world},
             {"ranks", std::move(ranks)}};
+}
+
+/// The plan a ranks file describes. Its entries must come in rank order with each worker's TP
+/// ranks together (as write_ranks writes them); the error names the entry that does not.
+[[nodiscard]] inline plan read_ranks(const cursor& root, const cluster& hw) {
+    if (root["format"].string() != ranks_format_name) root["format"].fail(std::string("not a ranks file (\"") + ranks_format_name + "\")");
+    if (root["version"].integer(1) != ranks_format_version) root["version"].fail("version " + std::to_string(ranks_format_version) + " is the one hetplan reads");
+    root.known_fields({"format", "version", "model", "layers", "global_batch", "sequence_length", "precision", "schedule", "memory", "world_size", "ranks"});
+    plan pl;
+    pl.schedule = read_schedule(root["schedule"]);
+    root["memory"].known_fields({}, memory_option_fields);
+    pl.memory = read_memory_options(root["memory"]);
+    const cursor ranks = root["ranks"];
+    const int world = root["world_size"].integer(1, limits::max_gpus);
+    if (static_cast<int>(ranks.size()) != world) root["world_size"].fail("is " + std::to_string(world) + ", the file lists " + std::to_string(ranks.size()) + " ranks");
+    for (std::size_t i = 0; i < ranks.size();) {
+        const cursor e = ranks.at(i);
+        e.known_fields({"rank", "gpu", "zone", "node", "pipeline", "stage", "worker", "tp", "tp_rank", "layers", "microbatch_size", "microbatches",
+                        "first_sample", "state_share", "groups"});
+        const int p = e["pipeline"].integer(0), s = e["stage"].integer(0), w = e["worker"].integer(0);
+        if (e["rank"].integer(0) != static_cast<int>(i)) e["rank"].fail("ranks must come in order: expected " + std::to_string(i));
+        if (e["tp_rank"].integer(0) != 0) e["tp_rank"].fail("a worker's TP ranks must start at 0");
+        // A new pipeline, stage or worker is the next one in order, or the file is out of order.
+        if (p == static_cast<int>(pl.pipelines.size())) pl.pipelines.emplace_back();
+        if (p != static_cast<int>(pl.pipelines.size()) - 1) e["pipeline"].fail("pipelines must come in order");
+        auto& stages = pl.pipelines.back().stages;
+        if (s == static_cast<int>(stages.size())) {
+            stages.emplace_back();
+            e["layers"].for_each_item([&](const cursor& r) {
+                if (r.size() != 2) r.fail("a layer range is [first, one past last]");
+                stages.back().layers.push_back({r.at(0).integer(0), r.at(1).integer(0)});
+            });
+        }
+        if (s != static_cast<int>(stages.size()) - 1) e["stage"].fail("stages must come in order");
+        if (w != static_cast<int>(stages.back().workers.size())) e["worker"].fail("workers must come in order");
+        worker_group g;
+        g.gpu = gpu_ref(hw, e["gpu"]);
+        g.zone = zone_ref(hw, e["zone"]);
+        g.tp = e["tp"].integer(1, limits::max_tp);
+        g.microbatch_size = e["microbatch_size"].integer(1);
+        g.num_microbatches = e["microbatches"].integer(1);
+        g.state_share = e["state_share"].non_negative();
+        g.node = e["node"].raw().is_null() ? -1 : e["node"].integer(0);
+        for (int k = 1; k < g.tp; ++k) {
+            if (i + static_cast<std::size_t>(k) >= ranks.size()) e["tp"].fail("the file ends inside this worker's TP group");
+            const cursor t = ranks.at(i + static_cast<std::size_t>(k));
+            if (t["tp_rank"].integer(0) != k || t["pipeline"].integer(0) != p || t["stage"].integer(0) != s || t["worker"].integer(0) != w)
+                t.fail("expected TP rank " + std::to_string(k) + " of the worker before it");
+        }
+        stages.back().workers.push_back(g);
+        i += static_cast<std::size_t>(g.tp);
+    }
+    return pl;
 }
 
 }  // namespace hetplan::io
