@@ -103,16 +103,24 @@ namespace detail {
     return s;
 }
 
+/// The start every exporter shares: the plan's shape read, what falls outside every
+/// framework's shape, and layered gradient accumulation (Cephalo), which none of them runs.
+[[nodiscard]] inline framework_export start_export(const plan& pl, const model_spec& model, uniform_plan& u) {
+    u = uniform_view(pl, model);
+    framework_export out;
+    out.missing = std::move(u.missing);
+    if (pl.schedule == schedule_kind::layered_gradient_accumulation) out.missing.push_back("layered gradient accumulation (Cephalo)");
+    return out;
+}
+
 }  // namespace detail
 
 /// Megatron-LM's arguments (megatron/training/arguments.py), one per line.
 [[nodiscard]] inline framework_export export_megatron(const plan& pl, const model_spec& model, const job_spec& job) {
-    uniform_plan u = uniform_view(pl, model);
-    framework_export out;
-    out.missing = std::move(u.missing);
+    uniform_plan u;
+    framework_export out = detail::start_export(pl, model, u);
     const memory_options& m = pl.memory;
     if (pl.schedule == schedule_kind::gpipe && u.pp > 1) out.missing.push_back("the GPipe schedule (Megatron runs 1F1B, or interleaved 1F1B)");
-    if (pl.schedule == schedule_kind::layered_gradient_accumulation) out.missing.push_back("layered gradient accumulation (Cephalo)");
     if (m.zero_stage == 3) out.missing.push_back("ZeRO stage 3 (Megatron's distributed optimizer shards optimizer state and gradients, not parameters)");
     if (m.offload_params || m.offload_activations) out.missing.push_back("offloading parameters or activations to host memory");
     // Megatron splits blocks evenly over the stages; with the first and the last stage's counts
@@ -155,12 +163,10 @@ namespace detail {
 
 /// A DeepSpeed config (docs: config-json): batch, ZeRO, precision, offload.
 [[nodiscard]] inline framework_export export_deepspeed(const plan& pl, const model_spec& model, const job_spec& job) {
-    uniform_plan u = uniform_view(pl, model);
-    framework_export out;
-    out.missing = std::move(u.missing);
+    uniform_plan u;
+    framework_export out = detail::start_export(pl, model, u);
     const memory_options& m = pl.memory;
     if (pl.schedule == schedule_kind::gpipe && u.pp > 1) out.missing.push_back("the GPipe schedule (DeepSpeed's pipeline engine runs its 1F1B train schedule)");
-    if (pl.schedule == schedule_kind::layered_gradient_accumulation) out.missing.push_back("layered gradient accumulation (Cephalo)");
     if (m.offload_params && m.zero_stage < 3) out.missing.push_back("offloading parameters below ZeRO stage 3 (DeepSpeed's offload_param needs stage 3)");
     if (u.pp > 1) {
         bool even = true;
@@ -188,15 +194,13 @@ namespace detail {
 
 /// A TorchTitan job config (TOML): [training], [parallelism], [activation_checkpoint].
 [[nodiscard]] inline framework_export export_torchtitan(const plan& pl, const model_spec& model, const job_spec& job) {
-    uniform_plan u = uniform_view(pl, model);
-    framework_export out;
-    out.missing = std::move(u.missing);
+    uniform_plan u;
+    framework_export out = detail::start_export(pl, model, u);
     const memory_options& m = pl.memory;
-    if (pl.schedule == schedule_kind::layered_gradient_accumulation) out.missing.push_back("layered gradient accumulation (Cephalo)");
     if (m.offload_params || m.offload_activations) out.missing.push_back("offloading parameters or activations to host memory");
     if (job.prec == precision::fp16_mixed) out.missing.push_back("fp16 mixed precision (TorchTitan's FSDP mixed precision is bf16 or fp32)");
-    for (int x : u.stage_blocks)
-        if (x == 0) out.missing.push_back("a pipeline stage without transformer blocks (blocks per stage " + detail::join_ints(u.stage_blocks, ", ") + ")");
+    if (std::count(u.stage_blocks.begin(), u.stage_blocks.end(), 0) > 0)
+        out.missing.push_back("a pipeline stage without transformer blocks (blocks per stage " + detail::join_ints(u.stage_blocks, ", ") + ")");
     if (!out.ok()) return out;
     std::string& t = out.text;
     auto line = [&t](const std::string& k, const std::string& v) { t += k + " = " + v + "\n"; };
