@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <exception>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -22,7 +23,8 @@ namespace {
 app::inputs read_inputs(const std::string& text, std::vector<std::string>* notes = nullptr) {
     const io::json j = io::parse_text(text, "inputs");
     const io::cursor root(j, "inputs");
-    root.known_fields({"cluster", "model", "job", "profiles", "from", "model_name", "available", "cluster_name", "batch"});
+    // "notes": import_data's result passes back in as it is.
+    root.known_fields({"cluster", "model", "job", "profiles", "from", "model_name", "available", "cluster_name", "batch", "notes"});
     if (auto from = root.find("from")) {
         app::options o;
         if (auto m = root.find("model_name")) o.model_name = m->string();
@@ -41,15 +43,18 @@ app::inputs read_inputs(const std::string& text, std::vector<std::string>* notes
     return app::load_parsed(p, {"inputs['cluster']", "inputs['model']", "inputs['job']", p.profiles ? "inputs['profiles']" : "the profiles (none given)"});
 }
 
-/// A plan: a plan object, or the result of plan() (its best plan).
+/// A plan: a plan object, the result of plan() (its best plan), or a ranks file.
 plan read_plan_text(const std::string& text, const cluster& hw) {
     const io::json j = io::parse_text(text, "plan");
     const io::cursor root(j, "plan");
-    return root.find("plans") ? io::read_plan(root["plans"].at(0)["plan"], hw) : io::read_plan(root, hw);
+    if (root.find("plans")) return io::read_plan(root["plans"].at(0)["plan"], hw);
+    if (root.find("format") && root.find("ranks")) return io::read_ranks(root, hw);
+    return io::read_plan(root, hw);
 }
 
-/// {"planner", "objective": "throughput"|"cost", "max_cost", "min_throughput", "top", "deadline"}
-planning_request read_request(const io::cursor& o, std::string& planner) {
+/// {"planner", "objective": "throughput"|"cost", "max_cost", "min_throughput", "top", "deadline"};
+/// the deadline (seconds, per planner) is set when each search starts (run_plan).
+planning_request read_request(const io::cursor& o, std::string& planner, std::optional<double>& deadline_s) {
     o.known_fields({"planner", "planners", "objective", "max_cost", "min_throughput", "top", "deadline", "timing"});
     planning_request rq;
     if (auto p = o.find("planner")) planner = p->string();
@@ -62,31 +67,35 @@ planning_request read_request(const io::cursor& o, std::string& planner) {
     if (auto c = o.find("max_cost"); c && !c->raw().is_null()) rq.limits.max_usd = c->positive();
     if (auto c = o.find("min_throughput"); c && !c->raw().is_null()) rq.limits.min_throughput = c->positive();
     if (auto t = o.find("top")) rq.top = static_cast<std::size_t>(t->integer(1, 1000));
-    if (auto d = o.find("deadline"); d && !d->raw().is_null())
-        rq.stop.deadline = stop_condition::clock::now() + std::chrono::duration_cast<stop_condition::clock::duration>(std::chrono::duration<double>(d->positive(86400)));
+    if (auto d = o.find("deadline"); d && !d->raw().is_null()) deadline_s = d->positive(86400);
     return rq;
 }
 
 /// Runs one planner; `progress(candidates, best)` is called as the search goes, and a true
 /// return stops it (the best plans so far come back, with a note).
-io::json run_plan(const app::inputs& in, const std::string& planner, planning_request rq, const std::optional<py::function>& progress, bool timing) {
+io::json run_plan(const app::inputs& in, const std::string& planner, planning_request rq, std::optional<double> deadline_s,
+                  const std::optional<py::function>& progress, bool timing) {
     const problem pb = in.pb();
     any_planner p = planner_named(planner);
     std::stop_source stop;
     rq.stop.token = stop.get_token();
-    std::optional<py::error_already_set> failed;
+    if (deadline_s)
+        rq.stop.deadline = stop_condition::clock::now() + std::chrono::duration_cast<stop_condition::clock::duration>(std::chrono::duration<double>(*deadline_s));
+    // Whatever the callback throws (a Python error, a result that is not a bool) stops the
+    // search and reaches the caller once the planner has returned.
+    std::exception_ptr failed;
     if (progress)
         rq.progress = [&](const search_progress& s) {
             if (failed) return;
             try {
                 if (py::cast<bool>((*progress)(s.candidates, s.best))) stop.request_stop();
-            } catch (py::error_already_set& e) {
-                failed = std::move(e);
+            } catch (...) {
+                failed = std::current_exception();
                 stop.request_stop();
             }
         };
     const plan_result out = p.plan(pb, rq);
-    if (failed) throw std::move(*failed);
+    if (failed) std::rethrow_exception(failed);
     return app::result_json(p.name(), out, pb.hw, timing);
 }
 
@@ -101,23 +110,25 @@ PYBIND11_MODULE(_hetplan, m) {
     m.def("plan", [](const std::string& inputs, const std::string& options, std::optional<py::function> progress) {
         const io::json j = io::parse_text(options, "options");
         std::string planner = "sailor";
-        planning_request rq = read_request(io::cursor(j, "options"), planner);
+        std::optional<double> deadline_s;
+        planning_request rq = read_request(io::cursor(j, "options"), planner, deadline_s);
         const bool timing = j.contains("timing") && j["timing"].is_boolean() && j["timing"].get<bool>();
-        return run_plan(read_inputs(inputs), planner, std::move(rq), progress, timing).dump();
+        return run_plan(read_inputs(inputs), planner, std::move(rq), deadline_s, progress, timing).dump();
     }, py::arg("inputs"), py::arg("options"), py::arg("progress") = py::none());
 
     m.def("compare", [](const std::string& inputs, const std::string& options) {
         const io::json j = io::parse_text(options, "options");
         const io::cursor o(j, "options");
         std::string ignored;
-        const planning_request rq = read_request(o, ignored);
+        std::optional<double> deadline_s;
+        const planning_request rq = read_request(o, ignored, deadline_s);
         std::vector<std::string> names;
         if (auto ps = o.find("planners")) ps->for_each_item([&](const io::cursor& c) { names.push_back(c.string()); });
         else
             for (const auto& p : builtin_planners()) names.push_back(p.name());
         const app::inputs in = read_inputs(inputs);
         io::json out = io::json::array();
-        for (const std::string& n : names) out.push_back(run_plan(in, n, rq, std::nullopt, false));
+        for (const std::string& n : names) out.push_back(run_plan(in, n, rq, deadline_s, std::nullopt, false));
         return out.dump();
     }, py::arg("inputs"), py::arg("options"));
 
@@ -138,6 +149,8 @@ PYBIND11_MODULE(_hetplan, m) {
     m.def("export", [](const std::string& inputs, const std::string& plan_text, const std::string& format) {
         const app::inputs in = read_inputs(inputs);
         const plan pl = read_plan_text(plan_text, in.data.hw);
+        if (const validation_report v = validate(in.pb(), pl, sailor_memory_model{}); !v.priceable)
+            throw input_error("plan", "pipelines", "export: the plan cannot run:\n" + v.summary());
         io::json out = {{"format", format}, {"missing", io::json::array()}, {"notes", io::json::array()}};
         if (format == "ranks") {
             out["ranks"] = io::write_ranks(pl, in.data.hw, in.data.model, in.data.job);

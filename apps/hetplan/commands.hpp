@@ -226,8 +226,11 @@ inline inputs import_source(const std::string& from, const options& o, std::vect
     const std::size_t colon = from.find(':');
     const std::string kind = colon == std::string::npos ? std::string{} : from.substr(0, colon), dir = colon == std::string::npos ? from : from.substr(colon + 1);
     if (kind != "sailor" && kind != "zorse" && kind != "cephalo")
-        throw input_error("option --from: '" + from + "' is not sailor:DIR, zorse:DIR or cephalo:DIR (a published data folder, docs/formats.md)");
-    if (o.model_name.empty()) throw input_error("option --model-name is needed with --from " + kind + ": (the model as the data set names it)");
+        throw input_error("'" + kind + "' is not a published data set hetplan reads (sailor:DIR, zorse:DIR or cephalo:DIR; docs/formats.md)");
+    if (o.model_name.empty()) throw input_error("option --model-name is needed with " + kind + " data (the model as the data set names it)");
+    // An option this data set does not take is an error, not ignored.
+    if (kind == "sailor" && !o.cluster_name.empty()) throw input_error("option --cluster-name: Sailor's data takes --available GPU@ZONE=COUNT,... instead");
+    if (kind != "sailor" && !o.available.empty()) throw input_error("option --available: " + kind + "'s data takes --cluster-name (its paper's clusters) instead");
     inputs in;
     in.builtin = false;
     auto take = [&in](auto&& w) {
@@ -282,6 +285,10 @@ inline inputs import_source(const std::string& from, const options& o, std::vect
 }
 
 inline inputs load_inputs(const options& o, bool from_is_source = false) {
+    if (!from_is_source || o.from_file.empty())
+        for (const char* opt : {"--model-name", "--available", "--cluster-name", "--batch"})
+            if (std::find(o.given.begin(), o.given.end(), opt) != o.given.end())
+                throw input_error(std::string("option ") + opt + " selects from a published data folder: give --from KIND:DIR with it");
     if (from_is_source && !o.from_file.empty()) {
         if (!o.cluster.empty() || !o.model.empty() || !o.job.empty() || !o.profiles.empty())
             throw input_error("input: give --from or the files (--cluster, --model, --job), not both");

@@ -82,6 +82,11 @@ def test_an_exception_in_progress_reaches_the_caller():
         hetplan.plan(progress=progress)
 
 
+def test_a_progress_result_that_is_not_a_bool_is_an_error_not_a_crash():
+    with pytest.raises(Exception):
+        hetplan.plan(progress=lambda candidates, best: object())
+
+
 def test_compare_runs_each_planner_named():
     out = hetplan.compare(planners=["sailor", "zorse"])
     assert [r["planner"] for r in out] == ["sailor", "zorse"]
@@ -95,6 +100,8 @@ def test_export_frameworks_and_ranks():
     assert m["missing"] and "text" not in m and m["ranks"]["format"] == "hetplan-ranks"
     ranks = hetplan.export(None, r, "ranks")["ranks"]
     assert ranks["world_size"] == r["plans"][0]["gpus"] == len(ranks["ranks"])
+    # A ranks file is a plan too: it prices as the plan it came from.
+    assert hetplan.simulate(None, ranks)["iteration_s"] == pytest.approx(r["plans"][0]["iteration_s"], rel=1e-12)
     try:
         import jsonschema
     except ImportError:
@@ -113,7 +120,7 @@ def test_import_data_then_plan_equals_planning_from_the_folder():
     sel = dict(model_name="GPT-Neo-2.7", available="A100-40@us-central1-a=32,V100-16@us-central1-a=96")
     imported = hetplan.import_data(f"sailor:{data / 'sailor'}", **sel)
     assert set(imported) == {"cluster", "model", "job", "profiles", "notes"}
-    a = hetplan.plan({k: imported[k] for k in ("cluster", "model", "job", "profiles")})
+    a = hetplan.plan(imported)  # its notes pass back in
     b = hetplan.plan({"from": f"sailor:{data / 'sailor'}", **sel})
     assert a["plans"][0]["plan"] == b["plans"][0]["plan"]
     assert a["plans"][0]["iteration_s"] == pytest.approx(b["plans"][0]["iteration_s"], rel=1e-9)

@@ -85,6 +85,20 @@ TEST_CASE("exec_ranks: read_ranks gives back the plan written, on every plan sha
     CHECK_THROWS_WITH_AS((void)io::read_ranks(io::cursor(torn, "ranks.json"), w.hw), doctest::Contains("expected TP rank 1"), input_error);
 }
 
+TEST_CASE("exec_ranks: ministages exchange activations both ways (the Zorse shape, by hand)") {
+    // Stage 0 holds [0,2) and [3,5) on ranks 0-1 and 2-3; stage 1 holds [2,3) and [5,6) on ranks
+    // 4-7. Stage 0 gets layer 2's output (for layer 3) from stage 1 and sends layers 1 and 4's
+    // outputs to it; stage 1 gets layers 1 and 4's and sends layer 2's back; layer 5 is the last.
+    const world w;
+    const io::json out = io::write_ranks(shapes::zorse_8(), w.hw, w.model, w.job);
+    for (int r : {0, 3}) {
+        CHECK(ints(out["ranks"][static_cast<std::size_t>(r)]["groups"]["previous_stage"]) == std::vector<int>{4, 5, 6, 7});
+        CHECK(ints(out["ranks"][static_cast<std::size_t>(r)]["groups"]["next_stage"]) == std::vector<int>{4, 5, 6, 7});
+    }
+    CHECK(ints(out["ranks"][4]["groups"]["previous_stage"]) == std::vector<int>{0, 1, 2, 3});
+    CHECK(ints(out["ranks"][4]["groups"]["next_stage"]) == std::vector<int>{0, 1, 2, 3});
+}
+
 TEST_CASE("exec_ranks: the AutoHet shape's groups, counted by hand") {
     // Pipeline 0: [0,2) on ranks 0-1 (TP 2), [2,6) on ranks 2-3. Pipeline 1: [0,3) on rank 4,
     // [3,4) on rank 5, [4,6) on ranks 6-7. Gradients of a layer are summed over every rank

@@ -142,7 +142,7 @@ TEST_CASE("export: uneven splits — Megatron's first/last counts or its layout,
         const plan pl = uniform({0, 2, 5, 7, 10}, 1, 1, 1, 4);
         const auto m = io::export_megatron(pl, in.model, in.job);
         REQUIRE(m.ok());
-        CHECK(m.text.find("--pipeline-model-parallel-layout \"Et|ttt|tt|ttL\"\n") != std::string::npos);
+        CHECK(m.text.find("--pipeline-model-parallel-layout Et|ttt|tt|ttL\n") != std::string::npos);
         CHECK(m.text.find("--decoder-first") == std::string::npos);
         check_names(io::framework::megatron, m.text);
         const auto t = io::export_torchtitan(pl, in.model, in.job);
@@ -155,7 +155,7 @@ TEST_CASE("export: uneven splits — Megatron's first/last counts or its layout,
         const plan pl = uniform({0, 1, 10}, 1, 1, 1, 4);
         const auto m = io::export_megatron(pl, in.model, in.job);
         REQUIRE(m.ok());
-        CHECK(m.text.find("--pipeline-model-parallel-layout \"E|ttttttttL\"\n") != std::string::npos);
+        CHECK(m.text.find("--pipeline-model-parallel-layout E|ttttttttL\n") != std::string::npos);
         CHECK_FALSE(io::export_torchtitan(pl, in.model, in.job).ok());
     }
 }
@@ -175,6 +175,8 @@ TEST_CASE("export: ZeRO, recomputation and offloading map to each framework's sw
     const auto t = io::export_torchtitan(pl, in.model, in.job);
     REQUIRE(t.ok());
     CHECK(t.text.find("data_parallel_shard_degree = 4\n") != std::string::npos);
+    // No pipeline: the local batch is one microbatch, accumulated global / (local x DP) = 2 times.
+    CHECK(t.text.find("local_batch_size = 2\nglobal_batch_size = 16\n") != std::string::npos);
     CHECK(t.text.find("mode = \"full\"\n") != std::string::npos);
     check_names(io::framework::torchtitan, t.text);
     pl.memory.zero_stage = 1;
@@ -189,6 +191,17 @@ TEST_CASE("export: ZeRO, recomputation and offloading map to each framework's sw
     REQUIRE(d3.ok());
     CHECK(io::json::parse(d3.text)["zero_optimization"]["offload_param"]["device"] == "cpu");
     check_names(io::framework::deepspeed, d3.text);
+}
+
+TEST_CASE("export: DeepSpeed's pipeline engine takes ZeRO 0-1 only") {
+    const inputs in;
+    plan pl = uniform({0, 5, 10}, 2, 1, 2, 4);
+    pl.memory.zero_stage = 1;
+    CHECK(io::export_deepspeed(pl, in.model, in.job).ok());
+    pl.memory.zero_stage = 2;
+    const auto d = io::export_deepspeed(pl, in.model, in.job);
+    REQUIRE_FALSE(d.ok());
+    CHECK(d.missing.front().find("ZeRO stage 2 or 3 with pipeline stages") != std::string::npos);
 }
 
 TEST_CASE("export: a heterogeneous plan names every feature the frameworks lack") {

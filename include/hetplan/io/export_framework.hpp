@@ -143,7 +143,7 @@ namespace detail {
     } else if (!even) {
         std::string layout = "E";
         for (std::size_t s = 0; s < b.size(); ++s) layout += (s ? "|" : "") + std::string(static_cast<std::size_t>(b[s]), 't');
-        arg("--pipeline-model-parallel-layout", "\"" + layout + "L\"");
+        arg("--pipeline-model-parallel-layout", layout + "L");  // unquoted: the file is split on whitespace
     }
     arg("--micro-batch-size", std::to_string(u.micro));
     arg("--global-batch-size", std::to_string(u.global_batch));
@@ -168,6 +168,7 @@ namespace detail {
     const memory_options& m = pl.memory;
     if (pl.schedule == schedule_kind::gpipe && u.pp > 1) out.missing.push_back("the GPipe schedule (DeepSpeed's pipeline engine runs its 1F1B train schedule)");
     if (m.offload_params && m.zero_stage < 3) out.missing.push_back("offloading parameters below ZeRO stage 3 (DeepSpeed's offload_param needs stage 3)");
+    if (u.pp > 1 && m.zero_stage >= 2) out.missing.push_back("ZeRO stage 2 or 3 with pipeline stages (DeepSpeed's pipeline engine refuses them)");
     if (u.pp > 1) {
         bool even = true;
         for (int x : u.stage_blocks) even = even && x == u.stage_blocks.front();
@@ -185,7 +186,9 @@ namespace detail {
     if (job.prec == precision::fp16_mixed) c["fp16"] = {{"enabled", true}};
     if (job.prec == precision::bf16_mixed) c["bf16"] = {{"enabled", true}};
     out.text = c.dump(2) + "\n";
-    if (u.pp > 1) out.notes.push_back("pipeline: PipelineModule(num_stages=" + std::to_string(u.pp) + ", partition_method=\"uniform\") in the model code");
+    if (u.pp > 1)
+        out.notes.push_back("pipeline: PipelineModule(num_stages=" + std::to_string(u.pp) +
+                            ", partition_method=\"type:<the block class>\") in the model code (\"uniform\" counts the embedding and head too)");
     if (u.tp > 1) out.notes.push_back("TP " + std::to_string(u.tp) + " comes from the model code (e.g. Megatron-DeepSpeed's --tensor-model-parallel-size)");
     if (m.recompute) out.notes.push_back("recomputation: checkpoint every block in the model code (deepspeed.checkpointing.checkpoint, or activation_checkpoint_interval=1)");
     out.notes.push_back("train_batch_size = micro batch x accumulation x data-parallel size " + std::to_string(u.dp));
@@ -205,7 +208,9 @@ namespace detail {
     std::string& t = out.text;
     auto line = [&t](const std::string& k, const std::string& v) { t += k + " = " + v + "\n"; };
     t += "[training]\n";
-    line("local_batch_size", std::to_string(u.micro * u.microbatches));
+    // With pipeline stages the local batch is split into microbatches of the given size; without,
+    // TorchTitan runs the local batch at once and accumulates global / (local x DP) of them.
+    line("local_batch_size", std::to_string(u.pp > 1 ? u.micro * u.microbatches : u.micro));
     line("global_batch_size", std::to_string(u.global_batch));
     line("seq_len", std::to_string(job.sequence_length));
     line("mixed_precision_param", job.prec == precision::fp32 ? "\"float32\"" : "\"bfloat16\"");
@@ -231,6 +236,9 @@ namespace detail {
     t += "\n[activation_checkpoint]\n";
     line("mode", m.recompute ? "\"full\"" : "\"none\"");
     out.notes.push_back("data-parallel degree " + std::to_string(u.dp) + ", world size " + std::to_string(u.tp * u.pp * u.dp));
+    if (m.zero_stage == 0 && u.dp > 1 && (u.tp > 1 || u.pp > 1))
+        out.notes.push_back("replicated data parallelism (DDP) beside TP or PP needs a TorchTitan recent enough to compose them; older ones ask for "
+                            "data_parallel_shard_degree instead");
     return out;
 }
 

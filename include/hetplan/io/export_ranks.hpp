@@ -2,7 +2,8 @@
 // The `ranks` launch format (docs/formats.md, schema docs/schemas/ranks.schema.json): a plan as
 // one entry per global rank — its GPU, zone, node, pipeline, stage, worker, TP rank, layer
 // ranges, batch share and state share — and the groups it takes part in: its TP group, its
-// stage, the ranks it receives activations from and sends them to, and per layer range the ranks
+// stage, the ranks it receives activations from and sends them to (the holders of the layers
+// before and after its ranges: ministages exchange both ways), and per layer range the ranks
 // its gradients are summed with (replicas of any TP degree, in any pipeline: AutoHet's layer-wise
 // sync across asymmetric pipelines). Any plan hetplan makes can be written so, also the ones no
 // framework can express (export_framework.hpp says which feature is missing).
@@ -106,7 +107,18 @@ template <class Pick>
         const pipeline& pipe = pl.pipelines[static_cast<std::size_t>(r.pipeline)];
         const stage& st = pipe.stages[static_cast<std::size_t>(r.stage)];
         auto same_stage = [&](const ranked_worker& o) { return o.pipeline == r.pipeline && o.stage == r.stage; };
-        auto stage_at = [&](int s) { return [&, s](const ranked_worker& o) { return o.pipeline == r.pipeline && o.stage == s; }; };
+        // Activations cross at each of the stage's range ends: from the holder of the layer before
+        // a range, to the holder of the layer after it (with ministages, both ways between two
+        // stages; Zorse).
+        auto at_layers = [&](bool before) {
+            return [&, before](const ranked_worker& o) {
+                if (o.pipeline != r.pipeline || o.stage == r.stage) return false;
+                const stage& other = pipe.stages[static_cast<std::size_t>(o.stage)];
+                return std::any_of(st.layers.begin(), st.layers.end(), [&](const layer_range& lr) {
+                    return before ? lr.begin > 0 && detail::holds(other, lr.begin - 1) : detail::holds(other, lr.end);
+                });
+            };
+        };
         json layers = json::array();
         for (const layer_range& lr : st.layers) layers.push_back({lr.begin, lr.end});
         json sync = json::array();
@@ -118,8 +130,8 @@ template <class Pick>
         }
         json groups = {{"tp", detail::ranks_where(ws, [&](const ranked_worker& o) { return &o == &r; })},
                        {"stage", detail::ranks_where(ws, same_stage)},
-                       {"previous_stage", r.stage > 0 ? detail::ranks_where(ws, stage_at(r.stage - 1)) : json::array()},
-                       {"next_stage", r.stage + 1 < static_cast<int>(pipe.stages.size()) ? detail::ranks_where(ws, stage_at(r.stage + 1)) : json::array()},
+                       {"previous_stage", detail::ranks_where(ws, at_layers(true))},
+                       {"next_stage", detail::ranks_where(ws, at_layers(false))},
                        {"gradient_sync", std::move(sync)}};
         for (int k = 0; k < r.w->tp; ++k) {
             json e = {{"rank", r.first_rank + k},

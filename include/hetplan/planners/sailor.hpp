@@ -118,6 +118,7 @@ public:
         if constexpr (requires { solver_.set_memory_limit(std::size_t{}); }) solver_.set_memory_limit(opt_.dp_memory);
         const search::dp_stats before = solver_stats();
         seen_.clear();
+        partial_.clear();
         sp_.bound.forget_prices();  // a new problem: transfers priced for the last one are stale
         every_sp_.bound.forget_prices();
         if constexpr (std::is_same_v<Scan, search::best_first>) {
@@ -353,6 +354,11 @@ private:
             for (const auto& c : st.choices) sig.insert(sig.end(), c.tp.begin(), c.tp.end());
         auto [memo, fresh] = seen_.try_emplace(std::move(sig));
         if (!fresh && !again) return {memo->second, run.stopping()};  // solved, or deferred already
+        // A deferred instance's best so far is withdrawn once a longer solve offers another plan
+        // for it, so the ranked list holds one plan per instance, as without a budget.
+        std::optional<hetplan::plan> before;
+        if (auto it = partial_.find(memo->first); again && it != partial_.end()) before = std::move(it->second), partial_.erase(it);
+        offered_.reset();
         solver_.prepare(sp_);
         const search::bounded_outcome out = search::bounded_solve(run, sp_, bound_, solver_, [&](const auto& sol) -> std::optional<double> {
             if (!is_finite(sol.iteration)) return ++unlinked_, std::nullopt;  // every placement needs a missing link
@@ -360,9 +366,15 @@ private:
             if (layouts.empty()) return ++unplaceable_, std::nullopt;
             auto best = best_layout(run, std::move(layouts));
             if (!best) return ++unlinked_, std::nullopt;
-            return run.offer(std::move(best->first), best->second, sol.iteration, sim_.memory,
-                             "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(D));
+            std::optional<hetplan::plan> copy;
+            if (effort > 0) copy = best->first;
+            const auto v = run.offer(std::move(best->first), best->second, sol.iteration, sim_.memory,
+                                     "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(D));
+            if (v && copy) offered_ = std::move(copy);
+            return v;
         }, effort);
+        if (before && offered_ && *offered_ != *before) run.withdraw(*before);
+        if (out.exhausted && (offered_ || before)) partial_.insert_or_assign(memo->first, offered_ ? std::move(*offered_) : std::move(*before));
         memo->second = out.value;
         deferred_ = out.exhausted;
         return {memo->second, run.stopping()};
@@ -440,6 +452,8 @@ private:
     instance every_sp_;  ///< the every-degree instance behind every_level_bounded_out
     std::vector<double> level_floor_;  ///< its objective floor per D (NaN: not built yet), this family
     bool deferred_ = false;            ///< the last step's solver ran out of its effort
+    std::optional<hetplan::plan> offered_;  ///< the plan the last step offered and the run kept (with an effort)
+    std::map<std::vector<std::uint16_t>, hetplan::plan> partial_;  ///< deferred instances' best so far, in the list until superseded
     std::map<std::vector<std::uint16_t>, std::optional<double>> seen_;  ///< instances solved (P, mbs, D, TPs): levels that resolve alike
     /// A (P, mbs, D) and its every-level floor (plan_best_first).
     static constexpr std::uint32_t all_levels = std::numeric_limits<std::uint32_t>::max();

@@ -118,6 +118,15 @@ public:
         return out;
     }
 
+    /// Takes back a plan offered before (a solver's best so far that a longer solve of the same
+    /// candidate superseded): the list and the cut-off forget it, as if never offered.
+    void withdraw(const plan& pl) {
+        const auto it = std::find_if(found_.begin(), found_.end(), [&](const ranked_plan& r) { return r.pl == pl; });
+        if (it == found_.end()) return;
+        if (const auto v = std::lower_bound(values_.begin(), values_.end(), it->value); v != values_.end() && *v == it->value) values_.erase(v);
+        found_.erase(it);
+    }
+
     /// The ranked plans: best value first; those within 0.1 % of the best by the tie-break; then
     /// only those within `rank_within` of the best, at most `top`.
     [[nodiscard]] plan_result finish(std::string planner) {

@@ -90,7 +90,7 @@ public:
             // drop solutions the simulator prices under it (a larger budget lowered throughput).
             solve_limits own = lim;
             if (!sp.exact_boundaries) own.cutoff = std::numeric_limits<double>::infinity();
-            own.effort = lim.effort * 8;  // a DP composition is a few times cheaper than a node
+            own.effort = lim.effort > std::numeric_limits<std::uint64_t>::max() / 8 ? 0 : lim.effort * 8;  // a DP composition is a few times cheaper than a node
             auto r = dp_.solve(pb, sp, o, own);
             stopped_ = dp_.stopped();
             exhausted_ = dp_.exhausted();
@@ -210,7 +210,8 @@ private:
         per_replica_ = sp.per_replica;
         cutoff_ = lim.cutoff;
         poll_ = stop_poll(lim.stop, 256);
-        effort_end_ = lim.effort == 0 ? std::numeric_limits<std::uint64_t>::max() : stats_.states + lim.effort;
+        effort_end_ = lim.effort == 0 || lim.effort > std::numeric_limits<std::uint64_t>::max() - stats_.states ? std::numeric_limits<std::uint64_t>::max()
+                                                                                                                : stats_.states + lim.effort;
         found_ = false;
         memo_.clear();
         bound_ = &sp.bound;

@@ -124,7 +124,8 @@ private:
         cutoff_ = lim.cutoff;
         poll_ = stop_poll(lim.stop);
         stopped_ = over_ = exhausted_ = false;
-        effort_end_ = lim.effort == 0 ? std::numeric_limits<std::size_t>::max() : stats_.compositions + lim.effort;
+        effort_end_ = lim.effort == 0 || lim.effort > std::numeric_limits<std::size_t>::max() - stats_.compositions ? std::numeric_limits<std::size_t>::max()
+                                                                                                                      : stats_.compositions + lim.effort;
         money_ = uses_money(o);
         measure_ = concepts::measured_objective<O>;
         price_.begin(sp, money_);
