@@ -101,6 +101,18 @@ inline double parse_number(const std::string& opt, const std::string& v) {
     throw input_error("option " + opt + ": '" + v + "' is not a number");
 }
 
+/// The items of a comma-separated option value, empty ones included.
+inline std::vector<std::string> split_commas(const std::string& v) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (at <= v.size()) {
+        const std::size_t comma = std::min(v.find(',', at), v.size());
+        out.push_back(v.substr(at, comma - at));
+        at = comma + 1;
+    }
+    return out;
+}
+
 inline options parse(const std::vector<std::string>& args, const std::vector<std::string>& allowed) {
     options o;
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -135,12 +147,8 @@ inline options parse(const std::vector<std::string>& args, const std::vector<std
         }
         else if (a == "--planner") o.planner = v;
         else if (a == "--planners") {
-            std::size_t at = 0;
-            while (at <= v.size()) {
-                const std::size_t comma = std::min(v.find(',', at), v.size());
-                if (comma > at) o.planners.push_back(v.substr(at, comma - at));
-                at = comma + 1;
-            }
+            for (std::string& name : split_commas(v))
+                if (!name.empty()) o.planners.push_back(std::move(name));
         } else if (a == "--objective") {
             if (v == "throughput") o.target = objective_kind::throughput;
             else if (v == "cost") o.target = objective_kind::cost;
@@ -162,13 +170,10 @@ inline options parse(const std::vector<std::string>& args, const std::vector<std
         } else if (a == "--mbs" || a == "--tp") {
             std::vector<int>& out = a == "--mbs" ? o.mbs : o.tps;
             out.clear();
-            std::size_t at = 0;
-            while (at <= v.size()) {
-                const std::size_t comma = std::min(v.find(',', at), v.size());
-                const double d = parse_number(a, v.substr(at, comma - at));
+            for (const std::string& item : split_commas(v)) {
+                const double d = parse_number(a, item);
                 if (!(d >= 1 && d <= 4096 && d == std::floor(d))) throw input_error("option " + a + ": '" + v + "' is not a list of whole numbers from 1 to 4096");
                 out.push_back(static_cast<int>(d));
-                at = comma + 1;
             }
         } else if (a == "--repeats" || a == "--steps") {
             const double d = parse_number(a, v);
@@ -244,10 +249,7 @@ inline inputs import_source(const std::string& from, const options& o, std::vect
         };
         std::vector<entry> pool;
         std::vector<std::string> gpus, zones;
-        std::size_t at = 0;
-        while (at <= o.available.size()) {
-            const std::size_t comma = std::min(o.available.find(',', at), o.available.size());
-            const std::string item = o.available.substr(at, comma - at);
+        for (const std::string& item : split_commas(o.available)) {
             const std::size_t a = item.find('@'), e = item.find('=');
             if (a == std::string::npos || e == std::string::npos || e < a || a == 0 || e == a + 1)
                 throw input_error("option --available: '" + item + "' is not GPU@ZONE=COUNT");
@@ -256,7 +258,6 @@ inline inputs import_source(const std::string& from, const options& o, std::vect
             pool.push_back({item.substr(0, a), item.substr(a + 1, e - a - 1), static_cast<int>(n)});
             if (std::find(gpus.begin(), gpus.end(), pool.back().gpu) == gpus.end()) gpus.push_back(pool.back().gpu);
             if (std::find(zones.begin(), zones.end(), pool.back().zone) == zones.end()) zones.push_back(pool.back().zone);
-            at = comma + 1;
         }
         io::sailor::world w = io::sailor::load_world(dir, o.model_name, gpus, zones, o.batch);
         for (const entry& x : pool) w.hw.pool.set(*w.hw.find_gpu(x.gpu), *w.hw.find_zone(x.zone), x.count);

@@ -109,6 +109,13 @@ struct effort_solver {
     }
 };
 
+/// The fastest plan of a list (its best may be a cheaper one within the 0.1 % tie band).
+double fastest(const plan_result& r) {
+    double t = std::numeric_limits<double>::infinity();
+    for (const auto& p : r.plans) t = std::min(t, p.iteration().value);
+    return t;
+}
+
 }  // namespace
 
 TEST_CASE("pattern search: the stage DP's value on every instance of random pools (issue 15)") {
@@ -327,12 +334,6 @@ TEST_CASE("best-first over (P, mbs, D) finds the exhaustive walk's best, never w
         REQUIRE(bool(best_first.best()) == bool(every.best()));
         if (!every.best()) continue;
         test::check_all_valid(pb, best_first);
-        // The fastest plan of each list (the best may be a cheaper one within the 0.1 % tie band).
-        auto fastest = [](const plan_result& r) {
-            double t = std::numeric_limits<double>::infinity();
-            for (const auto& p : r.plans) t = std::min(t, p.iteration().value);
-            return t;
-        };
         CHECK(fastest(best_first) == doctest::Approx(fastest(every)).epsilon(1e-9));
         if (h3.best()) CHECK(fastest(best_first) <= fastest(h3) * (1 + 1e-9));
     }
@@ -370,11 +371,6 @@ TEST_CASE("best-first with solves out of effort (solved again, eight times more 
         REQUIRE(bool(c.best()) == bool(b.best()));
         if (!b.best()) continue;
         test::check_all_valid(pb, a);
-        auto fastest = [](const plan_result& r) {
-            double t = std::numeric_limits<double>::infinity();
-            for (const auto& q : r.plans) t = std::min(t, q.iteration().value);
-            return t;
-        };
         CHECK(fastest(a) == doctest::Approx(fastest(b)).epsilon(1e-9));
         CHECK(fastest(c) == doctest::Approx(fastest(b)).epsilon(1e-9));
         CHECK(a.stats.solved >= b.stats.solved);  // the deferred ones are solved again

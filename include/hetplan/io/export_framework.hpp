@@ -13,6 +13,7 @@
 // list them with where they were read).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,8 @@ struct uniform_plan {
     int micro = 1, microbatches = 1, global_batch = 0, blocks = 0;
     std::vector<int> stage_blocks;  ///< transformer blocks per stage
     std::vector<std::string> missing;
+    [[nodiscard]] bool even_split() const { return std::adjacent_find(stage_blocks.begin(), stage_blocks.end(), std::not_equal_to<>{}) == stage_blocks.end(); }
+    [[nodiscard]] bool empty_stage() const { return std::find(stage_blocks.begin(), stage_blocks.end(), 0) != stage_blocks.end(); }
 };
 
 /// Reads the shared shape of `pl`; `missing` lists every way it departs from it.
@@ -127,10 +130,10 @@ namespace detail {
     // given, evenly over the rest; any other split (also a stage without blocks) as a layout:
     // E (embedding), t per block, L (loss), | between stages.
     const std::vector<int>& b = u.stage_blocks;
-    bool even = true, middle_even = true, none_empty = true;
-    for (int x : b) even = even && x == b.front(), none_empty = none_empty && x > 0;
+    const bool even = u.even_split();
+    bool middle_even = true;
     for (std::size_t s = 2; s + 1 < b.size(); ++s) middle_even = middle_even && b[s] == b[1];
-    const bool first_last = !even && middle_even && none_empty;
+    const bool first_last = !even && middle_even && !u.empty_stage();
     if (!out.ok()) return out;
     std::string& t = out.text;
     auto arg = [&t](const std::string& name, const std::string& value = {}) { t += name + (value.empty() ? "" : " " + value) + "\n"; };
@@ -170,9 +173,7 @@ namespace detail {
     if (m.offload_params && m.zero_stage < 3) out.missing.push_back("offloading parameters below ZeRO stage 3 (DeepSpeed's offload_param needs stage 3)");
     if (u.pp > 1 && m.zero_stage >= 2) out.missing.push_back("ZeRO stage 2 or 3 with pipeline stages (DeepSpeed's pipeline engine refuses them)");
     if (u.pp > 1) {
-        bool even = true;
-        for (int x : u.stage_blocks) even = even && x == u.stage_blocks.front();
-        if (!even) out.missing.push_back("an uneven layer split (PipelineModule partitions uniformly or by parameters; blocks per stage " +
+        if (!u.even_split()) out.missing.push_back("an uneven layer split (PipelineModule partitions uniformly or by parameters; blocks per stage " +
                                          detail::join_ints(u.stage_blocks, ", ") + ")");
     }
     if (!out.ok()) return out;
@@ -202,7 +203,7 @@ namespace detail {
     const memory_options& m = pl.memory;
     if (m.offload_params || m.offload_activations) out.missing.push_back("offloading parameters or activations to host memory");
     if (job.prec == precision::fp16_mixed) out.missing.push_back("fp16 mixed precision (TorchTitan's FSDP mixed precision is bf16 or fp32)");
-    if (std::count(u.stage_blocks.begin(), u.stage_blocks.end(), 0) > 0)
+    if (u.empty_stage())
         out.missing.push_back("a pipeline stage without transformer blocks (blocks per stage " + detail::join_ints(u.stage_blocks, ", ") + ")");
     if (!out.ok()) return out;
     std::string& t = out.text;
