@@ -20,7 +20,7 @@ TEST_CASE("exec_mpi_runner: Sailor, AutoHet, Zorse and uneven-FSDP plan shapes e
     auto world = exec::mpi_communicator::world();
     REQUIRE(world.size() == 8);
     for (const plan& pl : {sailor_8(), autohet_8(), zorse_8(), fsdp_8()}) {
-        reference ref(pl);
+        reference<> ref(pl);
         (void)check_rank(pl, world, ref);
         world.barrier();
     }

@@ -14,7 +14,7 @@ namespace {
 using namespace exec_shapes;
 
 void check_against_reference(const plan& pl) {
-    reference ref(pl);
+    reference<> ref(pl);
     CHECK(ref.losses.back() < ref.losses.front());  // it learns
     exec::thread_world::run(exec::layout_step(pl, shape.layers()).world_size, [&](exec::thread_communicator c) { (void)check_rank(pl, c, ref); });
 }

@@ -40,33 +40,36 @@ inline double relative_error(std::span<const float> a, std::span<const float> b)
 }
 
 /// The single-process reference's losses, step by step, and its final weights.
+template <class W = exec::gpt_worker>
 struct reference {
     std::vector<double> losses;
-    exec::reference_trainer trainer{shape, data};
+    exec::reference_trainer<W> trainer{shape, data};
     explicit reference(const plan& pl) {
         const int batch = exec::layout_step(pl, shape.layers()).global_batch;
         for (int t = 0; t < steps; ++t) losses.push_back(trainer.step(t, batch));
     }
 };
 
-/// Runs this rank of `pl` for `steps` steps; checks its losses and weights against `ref`.
-/// Returns the weights' relative error.
-template <concepts::communicator C>
-double check_rank(const plan& pl, C world, reference& ref) {
-    exec::plan_runner<C> run(pl, shape, data, world);
+/// Runs this rank of `pl` for `steps` steps on compute W; checks its losses and weights against
+/// `ref` (relative error <= `tolerance`). Returns the weights' relative error.
+template <concepts::communicator C, class W = exec::gpt_worker, class R>
+double check_rank(const plan& pl, C world, R& ref, double tolerance = 1e-5) {
+    exec::plan_runner<C, W> run(pl, shape, data, world);
     std::vector<double> mine;
     for (int t = 0; t < steps; ++t) mine.push_back(run.step(t));
     for (int t = 0; t < steps; ++t) {
         const double want = ref.losses[static_cast<std::size_t>(t)];
-        CHECK(std::abs(mine[static_cast<std::size_t>(t)] - want) <= 1e-5 * want);
+        CHECK(std::abs(mine[static_cast<std::size_t>(t)] - want) <= tolerance * want);
     }
     double worst = 0;
+    run.compute().pull();
+    ref.trainer.compute().pull();
     for (const auto& [id, tensor] : run.compute().tensors()) {
         const auto& full = ref.trainer.compute().tensors().at(id);
         const std::size_t from = static_cast<std::size_t>(tensor.first_unit) * tensor.info.unit_size;
         worst = std::max(worst, relative_error(tensor.param, std::span<const float>(full.param).subspan(from, tensor.param.size())));
     }
-    CHECK(worst <= 1e-5);
+    CHECK(worst <= tolerance);
     return worst;
 }
 

@@ -181,9 +181,14 @@ struct layer_cache {
     }
 };
 
-/// One TP rank's share of a GPT model over the layers it holds.
+/// One TP rank's share of a GPT model over the layers it holds: the CPU model of
+/// concepts::compute (activations and parameters in host memory, so pull/push/synchronize are
+/// no-ops).
 class gpt_worker {
 public:
+    using activation = std::vector<float>;
+    using cache = layer_cache;
+
     /// `layers`: the model layers this worker holds; `tp` and `tp_rank`: its TP group.
     gpt_worker(gpt_shape s, std::vector<int> layers, int tp, int tp_rank, std::uint64_t seed)
         : s_(s), layers_(std::move(layers)), tp_(tp), tp_rank_(tp_rank), seed_(seed) {
@@ -226,17 +231,29 @@ public:
         for (auto& [id, t] : tensors_)
             for (std::size_t i = 0; i < t.param.size(); ++i) t.param[i] -= lr * t.grad[i];
     }
+    /// SGD on the tensors whose first user is `layer` (the shared token embedding: layer 0's),
+    /// so the profiler can time each layer's update.
+    void sgd_step_layer(int layer, float lr) {
+        for (auto& [id, t] : tensors_)
+            if (t.info.layers.front() == layer)
+                for (std::size_t i = 0; i < t.param.size(); ++i) t.param[i] -= lr * t.grad[i];
+    }
+    void load(std::span<const float> in, activation& x) const { x.assign(in.begin(), in.end()); }
+    void store(const activation& x, std::vector<float>& out) const { out = x; }
+    void pull() const {}
+    void push() const {}
+    void synchronize() const {}
 
     /// Forward over layers [l0, l1) (all held) for m samples. Layer 0 reads `tokens` (m x S);
     /// the head reads `targets` and adds loss x `loss_scale` to `loss`. `x` holds the input
     /// activation (m S x H) and receives the output. `tp_reduce(span<float>)` sums over the
     /// TP group.
     template <class Reduce>
-    void forward(int l0, int l1, int m, std::span<const int> tokens, std::span<const int> targets, std::vector<float>& x, std::vector<layer_cache>& cache,
+    void forward(int l0, int l1, int m, std::span<const int> tokens, std::span<const int> targets, std::vector<float>& x, std::vector<layer_cache>& caches,
                  double loss_scale, double& loss, Reduce&& tp_reduce) {
-        cache.resize(static_cast<std::size_t>(l1 - l0));
+        caches.resize(static_cast<std::size_t>(l1 - l0));
         for (int l = l0; l < l1; ++l) {
-            layer_cache& c = cache[static_cast<std::size_t>(l - l0)];
+            layer_cache& c = caches[static_cast<std::size_t>(l - l0)];
             if (l == 0) embed_forward(m, tokens, x, c);
             else if (l == s_.layers() - 1) loss += head_forward(m, targets, x, c, loss_scale);
             else block_forward(l - 1, m, x, c, tp_reduce);
@@ -245,9 +262,9 @@ public:
     /// Backward over [l0, l1): `dx` holds the gradient of the output (ignored when l1 is past
     /// the head) and receives the gradient of the input (empty when l0 == 0).
     template <class Reduce>
-    void backward(int l0, int l1, int m, std::vector<float>& dx, std::vector<layer_cache>& cache, Reduce&& tp_reduce) {
+    void backward(int l0, int l1, int m, std::vector<float>& dx, std::vector<layer_cache>& caches, Reduce&& tp_reduce) {
         for (int l = l1 - 1; l >= l0; --l) {
-            layer_cache& c = cache[static_cast<std::size_t>(l - l0)];
+            layer_cache& c = caches[static_cast<std::size_t>(l - l0)];
             if (l == 0) embed_backward(m, dx, c);
             else if (l == s_.layers() - 1) head_backward(m, dx, c);
             else block_backward(l - 1, m, dx, c, tp_reduce);

@@ -81,7 +81,8 @@ public:
     }
 
     /// Sums the gradients of `w` with the other holders' (collective over every group of mine).
-    void sum(gpt_worker& w, C& tp_group) {
+    template <class W>
+    void sum(W& w, C& tp_group) {
         std::vector<float> buf;
         for (group& g : mine_) {
             pack(w, g, &local_tensor::grad, buf);
@@ -94,7 +95,8 @@ public:
     /// The sharded step: sums and updates every part held by several replicas shard by shard
     /// (reduce-scatter, SGD on the shard, all-gather), the rest locally, then broadcasts the
     /// whole-held tensors' parameters from TP rank 0. Replaces sum() + sgd_step().
-    void sharded_step(gpt_worker& w, C& tp_group, float lr) {
+    template <class W>
+    void sharded_step(W& w, C& tp_group, float lr) {
         std::map<int, std::vector<char>> updated;  // tensor -> per local unit: done by a group
         for (auto& [id, t] : w.tensors()) updated[id].assign(static_cast<std::size_t>(t.num_units), 0);
         std::vector<float> grads, params, shard;
@@ -159,7 +161,8 @@ private:
     using field = std::vector<float> local_tensor::*;  ///< grad or param
 
     /// The group's parts of `w`'s field, concatenated in part order.
-    static void pack(gpt_worker& w, const group& g, field f, std::vector<float>& out) {
+    template <class W>
+    static void pack(W& w, const group& g, field f, std::vector<float>& out) {
         out.clear();
         for (const part& p : g.parts) {
             const auto [from, n] = range(w, p);
@@ -168,7 +171,8 @@ private:
         }
     }
     /// The inverse of pack.
-    static void unpack(gpt_worker& w, const group& g, field f, const std::vector<float>& in) {
+    template <class W>
+    static void unpack(W& w, const group& g, field f, const std::vector<float>& in) {
         std::size_t at = 0;
         for (const part& p : g.parts) {
             const auto [from, n] = range(w, p);
@@ -178,7 +182,8 @@ private:
         }
     }
     /// TP rank 0's copy of the tensors every TP rank holds whole, to the rest of its TP group.
-    static void broadcast_whole(gpt_worker& w, C& tp_group, field f) {
+    template <class W>
+    static void broadcast_whole(W& w, C& tp_group, field f) {
         if (tp_group.size() <= 1) return;
         std::vector<float> buf;
         for (const auto& [id, t] : w.tensors())
@@ -193,7 +198,8 @@ private:
     }
 
     /// Where part p lies in w's local copy of its tensor: (first float, count).
-    static std::pair<std::size_t, std::size_t> range(const gpt_worker& w, const part& p) {
+    template <class W>
+    static std::pair<std::size_t, std::size_t> range(const W& w, const part& p) {
         const local_tensor& t = w.tensors().at(p.tensor);
         const std::size_t from = static_cast<std::size_t>(p.first_unit - t.first_unit) * t.info.unit_size;
         return {from, static_cast<std::size_t>(p.last_unit - p.first_unit) * t.info.unit_size};

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "hetplan/concepts/communicator.hpp"
+#include "hetplan/concepts/compute.hpp"
 #include "hetplan/exec/cpu_gpt.hpp"
 #include "hetplan/exec/gradient_sync.hpp"
 #include "hetplan/exec/schedule.hpp"
@@ -46,7 +47,8 @@ struct run_options {
     std::uint64_t seed = 7;  ///< initial weights
 };
 
-template <concepts::communicator C>
+/// `W`: the compute (concepts::compute): the CPU's by default, exec::cuda_gpt on a GPU.
+template <concepts::communicator C, concepts::compute W = gpt_worker>
 class plan_runner {
 public:
     plan_runner(const plan& pl, gpt_shape shape, synthetic_data data, C world, run_options opt = {})
@@ -72,7 +74,7 @@ public:
     }
 
     [[nodiscard]] const step_layout& layout() const { return layout_; }
-    [[nodiscard]] gpt_worker& compute() { return *compute_; }
+    [[nodiscard]] W& compute() { return *compute_; }
     [[nodiscard]] int worker() const { return me_; }
     /// The most bytes of activations this rank kept for backward at once, over every step run.
     [[nodiscard]] double peak_activation_bytes() const { return peak_activations_; }
@@ -87,15 +89,15 @@ public:
     double step(int t) {
         compute_->zero_grad();
         const worker_slot& mine = slot();
-        const int S = shape_.sequence, H = shape_.hidden, L = shape_.layers();
+        const int S = shape_.sequence, L = shape_.layers();
         const double scale = 1.0 / (double(layout_.global_batch) * S);
         const int tp_rank = world_.rank() - mine.first_rank;
         auto tp_reduce = [this](std::span<float> v) {
             if (tp_group_.size() > 1) tp_group_.all_reduce(v);
         };
-        std::map<std::pair<int, int>, std::vector<layer_cache>> caches;  // (segment, microbatch)
+        std::map<std::pair<int, int>, std::vector<typename W::cache>> caches;  // (segment, microbatch)
+        std::vector<float> h;  // host copy of an activation or its gradient, for the communicator
         double loss = 0, kept = 0;  // kept: bytes of activations held for backward right now
-        const auto row = static_cast<std::size_t>(S * H);
         for (const operation& op : layout_.order) {
             if (op.worker != me_) continue;
             const segment& sg = seg(op.segment);
@@ -103,53 +105,44 @@ public:
             const int lo = samples.first, hi = samples.second;  // not a structured binding: lambdas capture lo (Clang 14)
             const int m = hi - lo;
             const int nseg = static_cast<int>(layout_.segments[static_cast<std::size_t>(mine.pipeline)].size());
-            std::vector<float> x;
+            typename W::activation x;
             if (!op.backward) {
                 std::vector<int> tok, tgt;
                 if (sg.begin == 0 || sg.end == L) read_batch(t, lo, hi, tok, tgt);
                 if (op.segment > 0) {
-                    x.assign(static_cast<std::size_t>(m) * row, 0.0f);
-                    layout_.overlapping(mine.pipeline, op.segment - 1, lo, hi, [&](int w2, int, int a, int b) {
-                        world_.recv(std::span<float>(x).subspan(static_cast<std::size_t>(a - lo) * row, static_cast<std::size_t>(b - a) * row),
-                                    peer_rank(w2, tp_rank), tag(op.segment, false));
-                    });
+                    receive(h, m, mine.pipeline, op.segment - 1, lo, hi, tp_rank, tag(op.segment, false));
+                    compute_->load(h, x);
                 }
                 auto& cache = caches[{op.segment, op.microbatch}];
                 compute_->forward(sg.begin, sg.end, m, tok, tgt, x, cache, scale, loss, tp_reduce);
-                for (const layer_cache& lc : cache) kept += lc.bytes_kept();
+                for (const auto& lc : cache) kept += lc.bytes_kept();
                 peak_activations_ = std::max(peak_activations_, kept);
-                if (op.segment + 1 < nseg)
-                    layout_.overlapping(mine.pipeline, op.segment + 1, lo, hi, [&](int w2, int, int a, int b) {
-                        for (int r = 0; r < layout_.workers[static_cast<std::size_t>(w2)].tp; ++r)
-                            if (r % mine.tp == tp_rank)
-                                world_.send(std::span<const float>(x).subspan(static_cast<std::size_t>(a - lo) * row, static_cast<std::size_t>(b - a) * row),
-                                            layout_.workers[static_cast<std::size_t>(w2)].first_rank + r, tag(op.segment + 1, false));
-                    });
+                if (op.segment + 1 < nseg) {
+                    compute_->store(x, h);
+                    send(h, mine, op.segment + 1, lo, hi, tp_rank, tag(op.segment + 1, false));
+                }
             } else {
                 if (op.segment + 1 < nseg) {
-                    x.assign(static_cast<std::size_t>(m) * row, 0.0f);
-                    layout_.overlapping(mine.pipeline, op.segment + 1, lo, hi, [&](int w2, int, int a, int b) {
-                        world_.recv(std::span<float>(x).subspan(static_cast<std::size_t>(a - lo) * row, static_cast<std::size_t>(b - a) * row),
-                                    peer_rank(w2, tp_rank), tag(op.segment + 1, true));
-                    });
+                    receive(h, m, mine.pipeline, op.segment + 1, lo, hi, tp_rank, tag(op.segment + 1, true));
+                    compute_->load(h, x);
                 }
                 auto it = caches.find({op.segment, op.microbatch});
-                for (const layer_cache& lc : it->second) kept -= lc.bytes_kept();
+                for (const auto& lc : it->second) kept -= lc.bytes_kept();
                 compute_->backward(sg.begin, sg.end, m, x, it->second, tp_reduce);
                 caches.erase(it);
-                if (op.segment > 0)
-                    layout_.overlapping(mine.pipeline, op.segment - 1, lo, hi, [&](int w2, int, int a, int b) {
-                        for (int r = 0; r < layout_.workers[static_cast<std::size_t>(w2)].tp; ++r)
-                            if (r % mine.tp == tp_rank)
-                                world_.send(std::span<const float>(x).subspan(static_cast<std::size_t>(a - lo) * row, static_cast<std::size_t>(b - a) * row),
-                                            layout_.workers[static_cast<std::size_t>(w2)].first_rank + r, tag(op.segment, true));
-                    });
+                if (op.segment > 0) {
+                    compute_->store(x, h);
+                    send(h, mine, op.segment - 1, lo, hi, tp_rank, tag(op.segment, true));
+                }
             }
         }
+        compute_->pull();  // gradients (and parameters) to host memory for the communicator
         if (sharded_) {
             sync_->sharded_step(*compute_, tp_group_, opt_.learning_rate);
+            compute_->push();
         } else {
             sync_->sum(*compute_, tp_group_);
+            compute_->push();
             compute_->sgd_step(opt_.learning_rate);
         }
         // The loss: the head's TP rank 0 of each worker holding it counts once.
@@ -167,7 +160,7 @@ private:
     bool sharded_ = false;  ///< ZeRO / FSDP: state sharded by the workers' state shares
     int me_ = -1;
     double peak_activations_ = 0;
-    std::optional<gpt_worker> compute_;
+    std::optional<W> compute_;
     C tp_group_;
     std::optional<gradient_sync<C>> sync_;
 
@@ -177,6 +170,25 @@ private:
     [[nodiscard]] int peer_rank(int w, int j) const {
         const worker_slot& o = layout_.workers[static_cast<std::size_t>(w)];
         return o.first_rank + j % o.tp;
+    }
+    /// Receives the rows of samples [lo, hi) from the workers of segment `from` that hold them.
+    void receive(std::vector<float>& h, int m, int pipeline, int from, int lo, int hi, int tp_rank, int t) {
+        const auto row = static_cast<std::size_t>(shape_.sequence * shape_.hidden);
+        h.assign(static_cast<std::size_t>(m) * row, 0.0f);
+        layout_.overlapping(pipeline, from, lo, hi, [&](int w2, int, int a, int b) {
+            world_.recv(std::span<float>(h).subspan(static_cast<std::size_t>(a - lo) * row, static_cast<std::size_t>(b - a) * row), peer_rank(w2, tp_rank), t);
+        });
+    }
+    /// Sends the rows of samples [lo, hi) to the workers of segment `to` that take them: each of
+    /// their TP ranks r from my TP rank r mod my TP degree.
+    void send(const std::vector<float>& h, const worker_slot& mine, int to, int lo, int hi, int tp_rank, int t) {
+        const auto row = static_cast<std::size_t>(shape_.sequence * shape_.hidden);
+        layout_.overlapping(mine.pipeline, to, lo, hi, [&](int w2, int, int a, int b) {
+            for (int r = 0; r < layout_.workers[static_cast<std::size_t>(w2)].tp; ++r)
+                if (r % mine.tp == tp_rank)
+                    world_.send(std::span<const float>(h).subspan(static_cast<std::size_t>(a - lo) * row, static_cast<std::size_t>(b - a) * row),
+                                layout_.workers[static_cast<std::size_t>(w2)].first_rank + r, t);
+        });
     }
     /// One tag per segment boundary and direction: each (sender, receiver, tag) carries its
     /// messages in sample order on both sides.
@@ -191,19 +203,21 @@ private:
     }
 };
 
-/// The single-process reference: the whole model at TP 1, the whole global batch at once.
+/// The single-process reference: the whole model at TP 1, the whole global batch at once, on
+/// any compute.
+template <concepts::compute W = gpt_worker>
 class reference_trainer {
 public:
     reference_trainer(gpt_shape shape, synthetic_data data, run_options opt = {}) : shape_(shape), data_(data), opt_(opt), w_(shape, shape.all_layers(), 1, 0, opt.seed) {}
-    [[nodiscard]] gpt_worker& compute() { return w_; }
+    [[nodiscard]] W& compute() { return w_; }
     double step(int t, int global_batch) {
         const auto S = static_cast<std::size_t>(shape_.sequence);
         std::vector<int> tok(static_cast<std::size_t>(global_batch) * S), tgt(tok.size());
         for (int i = 0; i < global_batch; ++i)
             data_.tokens(t, i, std::span<int>(tok).subspan(static_cast<std::size_t>(i) * S, S), std::span<int>(tgt).subspan(static_cast<std::size_t>(i) * S, S));
         w_.zero_grad();
-        std::vector<float> x;
-        std::vector<layer_cache> cache;
+        typename W::activation x;
+        std::vector<typename W::cache> cache;
         double loss = 0;
         auto none = [](std::span<float>) {};
         w_.forward(0, shape_.layers(), global_batch, tok, tgt, x, cache, 1.0 / (double(global_batch) * double(S)), loss, none);
@@ -216,7 +230,7 @@ private:
     gpt_shape shape_;
     synthetic_data data_;
     run_options opt_;
-    gpt_worker w_;
+    W w_;
 };
 
 }  // namespace hetplan::exec

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <vector>
 
+#include "hetplan/concepts/compute.hpp"
 #include "hetplan/exec/cpu_gpt.hpp"
 #include "hetplan/exec/thread_communicator.hpp"
 #include "hetplan/workload/profile.hpp"
@@ -44,8 +45,10 @@ inline double median(std::vector<double> v) {
 
 }  // namespace detail
 
-/// Times every layer of `shape` on this machine.
-inline std::vector<measured_profile> profile_gpt(const gpt_shape& shape, const profile_options& opt) {
+/// Times every layer of `shape` on this machine's compute `W` (the CPU's by default; each timed
+/// piece ends with `synchronize()`, so a GPU's queued work is inside its time).
+template <concepts::compute W = gpt_worker>
+std::vector<measured_profile> profile_gpt(const gpt_shape& shape, const profile_options& opt) {
     shape.check();
     if (opt.repeats < 1 || opt.warmup < 0) throw comm_error("profiler: repeats must be >= 1 and warmup >= 0");
     const int L = shape.layers();
@@ -62,7 +65,7 @@ inline std::vector<measured_profile> profile_gpt(const gpt_shape& shape, const p
             std::vector<double> act(static_cast<std::size_t>(L), 0.0);
             std::mutex mu;
             thread_world::run(tp, [&](thread_communicator c) {
-                gpt_worker w(shape, layers, tp, c.rank(), 1);
+                W w(shape, layers, tp, c.rank(), 1);
                 auto reduce = [&](std::span<float> v) {
                     if (tp > 1) c.all_reduce(v);
                 };
@@ -73,13 +76,14 @@ inline std::vector<measured_profile> profile_gpt(const gpt_shape& shape, const p
                 std::vector<double> bytes(static_cast<std::size_t>(L), 0.0);
                 using clock = std::chrono::steady_clock;
                 for (int rep = 0; rep < opt.warmup + opt.repeats; ++rep) {
-                    std::vector<std::vector<layer_cache>> caches(static_cast<std::size_t>(L));
-                    std::vector<float> x;
+                    std::vector<std::vector<typename W::cache>> caches(static_cast<std::size_t>(L));
+                    typename W::activation x;
                     double loss = 0;
                     for (int l = 0; l < L; ++l) {
                         c.barrier();
                         const auto t0 = clock::now();
                         w.forward(l, l + 1, m, tok, tgt, x, caches[static_cast<std::size_t>(l)], 1.0, loss, reduce);
+                        w.synchronize();
                         if (rep >= opt.warmup) f[static_cast<std::size_t>(l)].push_back(std::chrono::duration<double>(clock::now() - t0).count());
                         bytes[static_cast<std::size_t>(l)] = caches[static_cast<std::size_t>(l)].front().bytes_kept();
                     }
@@ -87,14 +91,14 @@ inline std::vector<measured_profile> profile_gpt(const gpt_shape& shape, const p
                         c.barrier();
                         const auto t0 = clock::now();
                         w.backward(l, l + 1, m, x, caches[static_cast<std::size_t>(l)], reduce);
+                        w.synchronize();
                         if (rep >= opt.warmup) b[static_cast<std::size_t>(l)].push_back(std::chrono::duration<double>(clock::now() - t0).count());
                     }
                     // SGD on each layer's own tensors (the shared token embedding: layer 0's).
                     for (int l = 0; l < L; ++l) {
                         const auto t0 = clock::now();
-                        for (auto& [id, t] : w.tensors())
-                            if (t.info.layers.front() == l)
-                                for (std::size_t i = 0; i < t.param.size(); ++i) t.param[i] -= 1e-3f * t.grad[i];
+                        w.sgd_step_layer(l, 1e-3f);
+                        w.synchronize();
                         if (rep >= opt.warmup) u[static_cast<std::size_t>(l)].push_back(std::chrono::duration<double>(clock::now() - t0).count());
                     }
                     w.zero_grad();
