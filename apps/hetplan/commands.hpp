@@ -35,6 +35,7 @@
 #include "hetplan/planners/registry.hpp"
 #include "hetplan/render/plan_svg.hpp"
 #include "report.hpp"
+#include "run_rank.hpp"
 
 namespace hetplan::app {
 
@@ -52,12 +53,13 @@ inline constexpr const char* usage_text =
     "                   (launch configuration of a plan; a plan the framework cannot express is written in the\n"
     "                   ranks format, with what the framework lacks on stderr and exit status 3)\n"
     "  hetplan list\n"
-    "  hetplan profile  --model M.json [--gpu NAME] [--mbs 1,2,4] [--tp 1,2] [--repeats N] --json P.json\n"
-    "                   (times every layer of a transformer model on this machine's CPU: a profile the planners read)\n"
+    "  hetplan profile  --model M.json [--gpu NAME] [--mbs 1,2,4] [--tp 1,2] [--repeats N] [--device D] --json P.json\n"
+    "                   (times every layer of a transformer model on this machine: a profile the planners read;\n"
+    "                   D: cpu (default), cuda, cuda-bf16 or cuda-own-gemm when built with CUDA)\n"
     "  hetplan bandwidth [--repeats N] [--json LINKS.json]\n"
     "                   (ping-pong between ranks 0 and 1, 1 KB to 64 MB, fitted to an alpha-beta link and Sailor's\n"
     "                   polynomial; over MPI under mpirun, else between two threads)\n"
-    "  hetplan run      INPUT --plan PLAN.json [--steps N] [--planner NAME]\n"
+    "  hetplan run      INPUT --plan PLAN.json [--steps N] [--planner NAME] [--device D]\n"
     "                   (trains the transformer model of INPUT under the plan, every rank a thread of this process,\n"
     "                   or one process per rank under mpirun -np N when built with MPI;\n"
     "                   prints the loss per step and the measured step time next to the simulator's)\n"
@@ -85,6 +87,7 @@ struct options {
     std::size_t top = 1;
     std::optional<double> deadline_s;  ///< per search
     std::string gpu_name = "CPU";      ///< profile: the GPU type the profile is for
+    std::string device = "cpu";        ///< profile, run: the compute (cpu or one of gpu_devices())
     std::vector<int> mbs{1, 2, 4}, tps{1};
     int repeats = 5, steps = 3;
     bool timing = false;  ///< elapsed_s in the JSON (which then differs run to run)
@@ -133,6 +136,15 @@ inline options parse(const std::vector<std::string>& args, const std::vector<std
         else if (a == "--format") o.format = v;
         else if (a == "--model-name") o.model_name = v;
         else if (a == "--available") o.available = v;
+        else if (a == "--device") {
+            const auto& gpus = gpu_devices();
+            if (v != "cpu" && std::find(gpus.begin(), gpus.end(), v) == gpus.end())
+                throw input_error("option --device: '" + v + "' is not cpu, cuda, cuda-bf16 or cuda-own-gemm");
+#if !HETPLAN_WITH_CUDA
+            if (v != "cpu") throw input_error("option --device " + v + ": this hetplan was built without CUDA (HETPLAN_WITH_CUDA is off)");
+#endif
+            o.device = v;
+        }
         else if (a == "--cluster-name") o.cluster_name = v;
         else if (a == "--batch") {
             const double d = parse_number(a, v);
@@ -666,9 +678,9 @@ inline int list_command(const std::vector<std::string>& args) {
     return 0;
 }
 
-/// The GPT shape of a model file given as {"transformer": {...}} (the CPU compute runs GPT-style
+/// The GPT shape of a model file given as {"transformer": {...}} (the computes run GPT-style
 /// decoders only).
-inline exec::gpt_shape transformer_shape_of(const std::string& file) {
+inline exec::gpt_shape transformer_shape_of(const std::string& file, const std::string& device) {
     const io::json j = io::parse_file(file);
     const io::cursor root(j, file);
     const auto t = root.find("transformer");
@@ -677,25 +689,34 @@ inline exec::gpt_shape transformer_shape_of(const std::string& file) {
     exec::gpt_shape s{(*t)["vocab"].integer(2, limits::max_vocab), (*t)["hidden"].integer(1, limits::max_hidden), (*t)["heads"].integer(1, limits::max_hidden),
                       (*t)["layers"].integer(1, limits::max_layers - 2), (*t)["sequence"].integer(1, limits::max_sequence)};
     if (s.hidden % s.heads != 0) (*t)["heads"].fail("must divide hidden");
-    // The CPU compute keeps fp32 weights, gradients and every activation in memory: it is for
-    // models of up to about 10^8 parameters (a few GB per rank).
+    // Both computes keep fp32 weights and gradients (the CUDA one also a host copy) and every
+    // activation: the CPU's is for models of up to about 10^8 parameters (a few GB per rank), a
+    // GPU's for up to 2 x 10^9 (16 GB of state on the device and in host memory).
     const double H = s.hidden, params = double(s.vocab) * H + double(s.sequence) * H + double(s.blocks) * (12 * H * H + 13 * H);
-    if (params > 1e8) root.fail("the CPU compute runs models of up to 10^8 parameters; this one has " + std::to_string(params / 1e6) + " million");
+    const double most = device == "cpu" ? 1e8 : 2e9;
+    if (params > most)
+        root.fail("the " + std::string(device == "cpu" ? "CPU" : "CUDA") + " compute runs models of up to " + (device == "cpu" ? "10^8" : "2 x 10^9") +
+                  " parameters; this one has " + std::to_string(params / 1e6) + " million");
     return s;
 }
 
 /// `hetplan profile`: per-layer times of the model on this CPU, written as a profile file.
 inline int profile_command(const std::vector<std::string>& args) {
-    const auto o = parse(args, {"--model", "--gpu", "--mbs", "--tp", "--repeats", "--json"});
+    const auto o = parse(args, {"--model", "--gpu", "--mbs", "--tp", "--repeats", "--json", "--device"});
     if (o.model.empty() || o.json_out.empty()) throw input_error("profile: --model M.json and --json OUT.json are needed");
-    const exec::gpt_shape shape = transformer_shape_of(o.model);
+    const exec::gpt_shape shape = transformer_shape_of(o.model, o.device);
     for (int tp : o.tps)
         if (shape.heads % tp != 0) throw input_error("option --tp: " + std::to_string(tp) + " does not divide the model's " + std::to_string(shape.heads) + " heads");
     exec::profile_options po;
     po.microbatch_sizes = o.mbs, po.tp_degrees = o.tps, po.repeats = o.repeats;
+#if HETPLAN_WITH_CUDA
+    const auto measured = o.device == "cpu" ? exec::profile_gpt(shape, po) : profile_on_gpu(shape, po, o.device);
+#else
     const auto measured = exec::profile_gpt(shape, po);
+#endif
     io::json profiles = io::json::array();
-    std::printf("profile of %s on this CPU as GPU type '%s' (median of %d runs per layer; TP ranks on threads)\n", o.model.c_str(), o.gpu_name.c_str(), o.repeats);
+    std::printf("profile of %s on %s as GPU type '%s' (median of %d runs per layer; TP ranks on threads)\n", o.model.c_str(),
+                o.device == "cpu" ? "this CPU" : ("the GPU (" + o.device + ")").c_str(), o.gpu_name.c_str(), o.repeats);
     std::printf("  %4s %4s %14s %14s %14s %16s\n", "TP", "mbs", "forward ms", "backward ms", "update ms", "activations MB");
     for (const auto& mp : measured) {
         for (std::size_t i = 0; i < mp.curve.mbs.size(); ++i) {
@@ -709,29 +730,6 @@ inline int profile_command(const std::vector<std::string>& args) {
     write_file(o.json_out, io::json{{"profiles", profiles}}.dump(2) + "\n");
     std::printf("wrote %s\n", o.json_out.c_str());
     return 0;
-}
-
-/// What one rank of `hetplan run` measured (rank 0's is printed).
-struct run_record {
-    std::vector<double> losses, seconds;
-    double activations = 0, state = 0;
-};
-
-/// One rank of `hetplan run` over any communicator: steps timed between barriers.
-template <concepts::communicator C>
-run_record run_rank(const plan& pl, const exec::gpt_shape& shape, C world, int steps) {
-    const exec::synthetic_data data{shape.vocab, shape.sequence, 1};
-    exec::plan_runner<C> runner(pl, shape, data, world);
-    run_record r;
-    for (int t = 0; t < steps; ++t) {
-        world.barrier();
-        const auto t0 = std::chrono::steady_clock::now();
-        r.losses.push_back(runner.step(t));
-        world.barrier();
-        r.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    r.activations = runner.peak_activation_bytes(), r.state = runner.state_bytes();
-    return r;
 }
 
 /// Launched by mpirun (OpenMPI's or a PMI launcher's environment)?
@@ -769,14 +767,14 @@ auto on_every_rank(int threads, F f, std::string& how) -> std::optional<decltype
 /// launched by mpirun, a process); loss per step, measured step time next to the simulator's
 /// prediction (docs/validation.md).
 inline int run_command(const std::vector<std::string>& args) {
-    const auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--plan", "--planner", "--steps"});
+    const auto o = parse(args, {"--cluster", "--model", "--job", "--profiles", "--plan", "--planner", "--steps", "--device"});
     if (o.plan_file.empty() || o.model.empty()) throw input_error("run: INPUT (--cluster, --model, --job) and --plan PLAN.json are needed");
     const inputs in = load_inputs(o);
     const problem pb = in.pb();
     const plan pl = read_plan_file(o.plan_file, in.data.hw);
     const validation_report v = validate_structure(pb, pl);
     if (!v.ok()) throw input_error(o.plan_file, "", "the plan is not valid on this cluster:\n" + v.summary());
-    const exec::gpt_shape shape = transformer_shape_of(o.model);
+    const exec::gpt_shape shape = transformer_shape_of(o.model, o.device);
     const exec::step_layout layout = exec::layout_step(pl, shape.layers());
     std::string how;
     const std::optional<run_record> ran = on_every_rank(
@@ -785,6 +783,9 @@ inline int run_command(const std::vector<std::string>& args) {
             if (world.size() != layout.world_size)
                 throw input_error(o.plan_file, "", "the plan has " + std::to_string(layout.world_size) + " GPUs: launch with mpirun -np " +
                                                        std::to_string(layout.world_size) + " (this run has " + std::to_string(world.size()) + " processes)");
+#if HETPLAN_WITH_CUDA
+            if (o.device != "cpu") return run_on_gpu(pl, shape, world, o.steps, o.device);
+#endif
             return run_rank(pl, shape, world, o.steps);
         },
         how);
@@ -804,6 +805,9 @@ inline int run_command(const std::vector<std::string>& args) {
     const worker_memory& w0 = e.memory.workers.front();
     std::printf("rank 0 memory: weights + gradients measured %.3f MB, predicted %.3f MB; activations kept at peak measured %.3f MB, predicted %.3f MB\n",
                 rec.state / 1e6, (w0.weights + w0.gradients).value / 1e6, rec.activations / 1e6, w0.activations.value / 1e6);
+    if (rec.device_peak > 0)
+        std::printf("rank 0 device memory at peak: measured %.3f MB (every buffer of the compute), predicted %.3f MB (the memory model's total)\n",
+                    rec.device_peak / 1e6, w0.total.value / 1e6);
     return 0;
 }
 

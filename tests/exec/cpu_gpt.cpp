@@ -3,12 +3,16 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "hetplan/concepts/compute.hpp"
 #include "hetplan/exec/cpu_gpt.hpp"
 #include "hetplan/exec/thread_communicator.hpp"
+#include "plan_shapes.hpp"
 
 namespace hetplan::test {
 namespace {
@@ -109,6 +113,54 @@ TEST_CASE("exec_cpu_gpt: TP 2 and TP 4 over threads equal TP 1 (loss, gradients 
 TEST_CASE("exec_cpu_gpt: bad shapes and TP degrees are named") {
     CHECK_THROWS_WITH_AS(exec::gpt_worker({11, 9, 2, 1, 4}, {0}, 1, 0, 1), doctest::Contains("heads >= 1 dividing hidden"), exec::comm_error);
     CHECK_THROWS_WITH_AS(exec::gpt_worker({11, 8, 2, 1, 4}, {0}, 4, 0, 1), doctest::Contains("TP degree 4 must divide the 2 heads"), exec::comm_error);
+}
+
+}  // namespace hetplan::test
+
+namespace hetplan::test {
+namespace {
+
+/// The least a compute must offer (concepts::compute) plus the constructor the runner calls: no
+/// parameters, activations that pass through, no loss.
+struct archetype_compute {
+    struct cache {
+        [[nodiscard]] double bytes_kept() const { return 0; }
+    };
+    using activation = std::vector<float>;
+    archetype_compute(exec::gpt_shape s, std::vector<int>, int, int, std::uint64_t) : row(static_cast<std::size_t>(s.sequence * s.hidden)) {}
+    template <class Reduce>
+    void forward(int l0, int l1, int m, std::span<const int>, std::span<const int>, activation& x, std::vector<cache>& caches, double, double&, Reduce&&) {
+        caches.resize(static_cast<std::size_t>(l1 - l0));
+        x.assign(static_cast<std::size_t>(m) * row, 1.0f);
+    }
+    template <class Reduce>
+    void backward(int, int, int m, activation& dx, std::vector<cache>&, Reduce&&) {
+        dx.assign(static_cast<std::size_t>(m) * row, 0.0f);
+    }
+    void load(std::span<const float> in, activation& x) const { x.assign(in.begin(), in.end()); }
+    void store(const activation& x, std::vector<float>& out) const { out = x; }
+    void zero_grad() {}
+    void sgd_step(float) {}
+    void sgd_step_layer(int, float) {}
+    std::map<int, exec::local_tensor>& tensors() { return none; }
+    void pull() {}
+    void push() {}
+    void synchronize() {}
+    std::size_t row;
+    std::map<int, exec::local_tensor> none;
+};
+static_assert(concepts::check_compute<archetype_compute>());
+static_assert(concepts::check_compute<exec::gpt_worker>());
+
+}  // namespace
+
+TEST_CASE("exec_compute: the archetype runs a two-stage, two-replica plan through the runner (only the concept's members are used)") {
+    const plan pl = exec_shapes::one_pipeline({exec_shapes::st({{0, 2}}, {exec_shapes::wg(1, 2, 1), exec_shapes::wg(1, 1, 2)}), exec_shapes::st({{2, 6}}, {exec_shapes::wg(1, 4, 1)})});
+    exec::thread_world::run(3, [&](exec::thread_communicator c) {
+        exec::plan_runner<exec::thread_communicator, archetype_compute> run(pl, exec_shapes::shape, exec_shapes::data, c);
+        CHECK(run.step(0) == 0.0);
+        CHECK(run.peak_activation_bytes() == 0.0);
+    });
 }
 
 }  // namespace hetplan::test

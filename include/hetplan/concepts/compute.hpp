@@ -13,7 +13,8 @@
 /// vector<float>&)` between host memory and an activation; `zero_grad()`, `sgd_step(lr)` and
 /// `sgd_step_layer(layer, lr)`; `tensors()`, the host copies of its parameters and gradients by
 /// tensor id, made current by `pull()` and written back by `push()`; `synchronize()`, which
-/// returns once the device has finished the work issued so far.
+/// returns once the device has finished the work issued so far. The runner, the reference and
+/// the profiler construct it as W(gpt_shape, layers, tp, tp_rank, seed) (checked there).
 /// Laws: the same shape, layers, TP position and seed give the same initial parameters on every
 /// model; forward then backward over a range leaves each gradient the sum over the range's
 /// samples of its share of `loss_scale` x the token losses; `backward` consumes the caches of the

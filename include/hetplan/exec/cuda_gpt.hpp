@@ -17,7 +17,6 @@
 #if !defined(__CUDACC__)
 #error "hetplan/exec/cuda_gpt.hpp holds CUDA kernels: include it from a .cu file compiled by nvcc (CMake: HETPLAN_WITH_CUDA)"
 #endif
-#include <cuda_runtime.h>
 #if !defined(HETPLAN_NO_CUBLAS)
 #include <cublas_v2.h>
 #endif
@@ -33,25 +32,12 @@
 
 #include "hetplan/exec/comm_error.hpp"
 #include "hetplan/exec/cpu_gpt.hpp"
+#include "hetplan/exec/cuda_runtime.hpp"
 
 namespace hetplan::exec {
 
 enum class cuda_math { fp32, bf16 };
 enum class gemm_engine { cublas, own };
-
-inline void cuda_check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) throw comm_error(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e));
-}
-
-/// GPUs this process sees (0 when there is no driver or no device: the GPU tests then skip).
-inline int cuda_device_count() {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return n;
-}
 
 /// A caching pool of device memory: freed blocks are kept by size and reused; counts bytes in use.
 class device_pool {

@@ -11,6 +11,7 @@
 // cross-entropy over the global batch, so every rank's gradient is its samples' share of it and
 // uneven batch shares need no weights.
 #include <algorithm>
+#include <concepts>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -50,6 +51,9 @@ struct run_options {
 /// `W`: the compute (concepts::compute): the CPU's by default, exec::cuda_gpt on a GPU.
 template <concepts::communicator C, concepts::compute W = gpt_worker>
 class plan_runner {
+    static_assert(std::constructible_from<W, gpt_shape, std::vector<int>, int, int, std::uint64_t>,
+                  "hetplan::plan_runner: the compute must be constructible as W(gpt_shape, std::vector<int> layers, int tp, int tp_rank, std::uint64_t seed)");
+
 public:
     plan_runner(const plan& pl, gpt_shape shape, synthetic_data data, C world, run_options opt = {})
         : shape_(shape), data_(data), world_(std::move(world)), opt_(opt), layout_(layout_step(pl, shape.layers())), sharded_(pl.memory.zero_stage >= 1) {
@@ -136,14 +140,18 @@ public:
                 }
             }
         }
-        compute_->pull();  // gradients (and parameters) to host memory for the communicator
-        if (sharded_) {
-            sync_->sharded_step(*compute_, tp_group_, opt_.learning_rate);
-            compute_->push();
+        if (sync_->groups() == 0 && tp_group_.size() <= 1) {
+            compute_->sgd_step(opt_.learning_rate);  // nothing to exchange: the update stays on the device
         } else {
-            sync_->sum(*compute_, tp_group_);
-            compute_->push();
-            compute_->sgd_step(opt_.learning_rate);
+            compute_->pull();  // gradients (and parameters) to host memory for the communicator
+            if (sharded_) {
+                sync_->sharded_step(*compute_, tp_group_, opt_.learning_rate);
+                compute_->push();
+            } else {
+                sync_->sum(*compute_, tp_group_);
+                compute_->push();
+                compute_->sgd_step(opt_.learning_rate);
+            }
         }
         // The loss: the head's TP rank 0 of each worker holding it counts once.
         std::vector<float> total{tp_rank == 0 ? static_cast<float>(loss) : 0.0f};
