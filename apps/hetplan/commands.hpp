@@ -705,8 +705,11 @@ inline int profile_command(const std::vector<std::string>& args) {
     const auto o = parse(args, {"--model", "--gpu", "--mbs", "--tp", "--repeats", "--json", "--device"});
     if (o.model.empty() || o.json_out.empty()) throw input_error("profile: --model M.json and --json OUT.json are needed");
     const exec::gpt_shape shape = transformer_shape_of(o.model, o.device);
-    for (int tp : o.tps)
+    for (int tp : o.tps) {
         if (shape.heads % tp != 0) throw input_error("option --tp: " + std::to_string(tp) + " does not divide the model's " + std::to_string(shape.heads) + " heads");
+        if (tp > 1 && o.device != "cpu")
+            throw input_error("option --tp: the GPU profiler times TP 1 only (the ranks of a TP group would share one GPU and sum through host memory)");
+    }
     exec::profile_options po;
     po.microbatch_sizes = o.mbs, po.tp_degrees = o.tps, po.repeats = o.repeats;
 #if HETPLAN_WITH_CUDA

@@ -54,8 +54,11 @@ run_record run_on_gpu(const plan& pl, const exec::gpt_shape& shape, exec::mpi_co
     const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
     const int index = local ? std::atoi(local) : world.rank();
 #if HETPLAN_WITH_NCCL
+    // Every rank must take the same path: NCCL only if every node has a GPU per process.
     const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    if (local_size && std::atoi(local_size) <= exec::cuda_device_count()) {
+    std::vector<float> ready{local_size && std::atoi(local_size) <= exec::cuda_device_count() ? 1.0f : 0.0f};
+    world.all_reduce(ready);
+    if (ready[0] == float(world.size())) {
         exec::cuda_check(cudaSetDevice(index), "selecting the device");
         return run_any(pl, shape, exec::nccl_communicator<exec::mpi_communicator>::over(world), steps, device, index);
     }

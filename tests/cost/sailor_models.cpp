@@ -71,6 +71,14 @@ TEST_CASE("sailor time model, worked by hand") {
     CHECK(t.iteration.value == doctest::Approx(119.2e-3));
     // Bubble of stage 0: 109.2 - 8 x 6.8 = 54.8 ms.
     CHECK(t.stages[0].bubble.value == doctest::Approx(54.8e-3));
+
+    // Recomputation runs each layer's forward (1 ms on A, 2 ms on B) again in backward:
+    // stage 0 2 x (1 + 1 + 2) = 8 ms, stage 1's B worker 2 x (2 + 2 + 4) = 16 ms.
+    plan recompute = two_stage(w);
+    recompute.memory.recompute = true;
+    const time_report r = sailor_time_model{}.estimate(w.pb(), recompute);
+    CHECK(r.stages[0].compute.value == doctest::Approx(8e-3));
+    CHECK(r.stages[1].compute.value == doctest::Approx(16e-3));
 }
 
 TEST_CASE("sailor money model, worked by hand") {

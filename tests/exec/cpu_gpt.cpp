@@ -2,6 +2,7 @@
 // Megatron tensor parallelism over threads equal to TP 1 (loss and every gradient).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -120,14 +121,26 @@ TEST_CASE("exec_cpu_gpt: bad shapes and TP degrees are named") {
 namespace hetplan::test {
 namespace {
 
-/// The least a compute must offer (concepts::compute) plus the constructor the runner calls: no
-/// parameters, activations that pass through, no loss.
+/// The least a compute must offer (concepts::compute) plus what the runner's gradient exchange
+/// reads: the constructor, and host tensors for the logical tensors its layers use (zeros here).
+/// Activations are constant, there is no loss.
 struct archetype_compute {
     struct cache {
         [[nodiscard]] double bytes_kept() const { return 0; }
     };
     using activation = std::vector<float>;
-    archetype_compute(exec::gpt_shape s, std::vector<int>, int, int, std::uint64_t) : row(static_cast<std::size_t>(s.sequence * s.hidden)) {}
+    archetype_compute(exec::gpt_shape s, std::vector<int> layers, int tp, int tp_rank, std::uint64_t) : row(static_cast<std::size_t>(s.sequence * s.hidden)) {
+        for (const exec::tensor_info& ti : exec::gpt_tensors(s)) {
+            if (std::none_of(ti.layers.begin(), ti.layers.end(), [&](int l) { return std::find(layers.begin(), layers.end(), l) != layers.end(); })) continue;
+            exec::local_tensor t;
+            t.info = ti;
+            t.num_units = ti.split ? ti.units / tp : 1;
+            t.first_unit = ti.split ? tp_rank * t.num_units : 0;
+            t.param.assign(ti.unit_size * static_cast<std::size_t>(t.num_units), 0.0f);
+            t.grad = t.param;
+            held.emplace(ti.id, std::move(t));
+        }
+    }
     template <class Reduce>
     void forward(int l0, int l1, int m, std::span<const int>, std::span<const int>, activation& x, std::vector<cache>& caches, double, double&, Reduce&&) {
         caches.resize(static_cast<std::size_t>(l1 - l0));
@@ -139,15 +152,16 @@ struct archetype_compute {
     }
     void load(std::span<const float> in, activation& x) const { x.assign(in.begin(), in.end()); }
     void store(const activation& x, std::vector<float>& out) const { out = x; }
+    [[nodiscard]] activation copy(const activation& x) const { return x; }
     void zero_grad() {}
     void sgd_step(float) {}
     void sgd_step_layer(int, float) {}
-    std::map<int, exec::local_tensor>& tensors() { return none; }
+    std::map<int, exec::local_tensor>& tensors() { return held; }
     void pull() {}
     void push() {}
     void synchronize() {}
     std::size_t row;
-    std::map<int, exec::local_tensor> none;
+    std::map<int, exec::local_tensor> held;
 };
 static_assert(concepts::check_compute<archetype_compute>());
 static_assert(concepts::check_compute<exec::gpt_worker>());

@@ -10,9 +10,12 @@
 /// loss_scale, double& loss, reduce)` and `backward(l0, l1, m, activation&, vector<cache>&,
 /// reduce)` over layers [l0, l1) of m samples, `reduce(std::span<float>)` summing a host buffer
 /// over the TP group; `load(span<const float>, activation&)` and `store(const activation&,
-/// vector<float>&)` between host memory and an activation; `zero_grad()`, `sgd_step(lr)` and
+/// vector<float>&)` between host memory and an activation, `copy(const activation&)` (the
+/// checkpoints of recomputation); `zero_grad()`, `sgd_step(lr)` and
 /// `sgd_step_layer(layer, lr)`; `tensors()`, the host copies of its parameters and gradients by
-/// tensor id, made current by `pull()` and written back by `push()`; `synchronize()`, which
+/// tensor id (`exec::gpt_tensors`: every logical tensor its layers use, its TP share, as
+/// `exec::local_tensor`: what the runner's gradient exchange reads), made current by `pull()` and
+/// written back by `push()`; `synchronize()`, which
 /// returns once the device has finished the work issued so far. The runner, the reference and
 /// the profiler construct it as W(gpt_shape, layers, tp, tp_rank, seed) (checked there).
 /// Laws: the same shape, layers, TP position and seed give the same initial parameters on every
@@ -48,6 +51,7 @@ concept has_host_exchange = has_compute_types<W> && requires(W& w, std::span<con
                                                                typename W::activation& y) {
     w.load(in, y);
     w.store(x, out);
+    { w.copy(x) } -> std::same_as<typename W::activation>;
 };
 template <class W>
 concept has_update = requires(W& w, float lr, int l) {
@@ -72,7 +76,9 @@ constexpr bool check_compute() {
     static_assert(has_forward_backward<W>,
                   "hetplan::compute: needs `forward(int l0, int l1, int m, std::span<const int> tokens, std::span<const int> targets, activation&, "
                   "std::vector<cache>&, double loss_scale, double& loss, Reduce)` and `backward(int l0, int l1, int m, activation&, std::vector<cache>&, Reduce)`");
-    static_assert(has_host_exchange<W>, "hetplan::compute: needs `load(std::span<const float>, activation&)` and `store(const activation&, std::vector<float>&)`");
+    static_assert(has_host_exchange<W>,
+                  "hetplan::compute: needs `load(std::span<const float>, activation&)`, `store(const activation&, std::vector<float>&)` and "
+                  "`copy(const activation&)` returning an activation");
     static_assert(has_update<W>, "hetplan::compute: needs `zero_grad()`, `sgd_step(float lr)` and `sgd_step_layer(int layer, float lr)`");
     static_assert(has_host_tensors<W>, "hetplan::compute: needs `tensors()`, `pull()`, `push()` and `synchronize()`");
     return compute<W>;

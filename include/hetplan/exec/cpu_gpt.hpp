@@ -240,6 +240,7 @@ public:
     }
     void load(std::span<const float> in, activation& x) const { x.assign(in.begin(), in.end()); }
     void store(const activation& x, std::vector<float>& out) const { out = x; }
+    [[nodiscard]] activation copy(const activation& x) const { return x; }
     void pull() const {}
     void push() const {}
     void synchronize() const {}
@@ -251,6 +252,12 @@ public:
     template <class Reduce>
     void forward(int l0, int l1, int m, std::span<const int> tokens, std::span<const int> targets, std::vector<float>& x, std::vector<layer_cache>& caches,
                  double loss_scale, double& loss, Reduce&& tp_reduce) {
+        // The kernels index in int: the largest buffer (logits, attention scores, the MLP's)
+        // must stay below 2^31 elements.
+        const double T = double(m) * s_.sequence;
+        if (std::max({T * s_.vocab, double(s_.heads) * m * s_.sequence * s_.sequence, T * s_.ffn()}) >= 2147483648.0)
+            throw comm_error("gpt_worker: " + std::to_string(m) + " samples of " + std::to_string(s_.sequence) +
+                             " tokens make a buffer of 2^31 elements or more; the CPU compute is for small models");
         caches.resize(static_cast<std::size_t>(l1 - l0));
         for (int l = l0; l < l1; ++l) {
             layer_cache& c = caches[static_cast<std::size_t>(l - l0)];

@@ -25,7 +25,9 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,23 +47,33 @@ public:
     device_pool() = default;
     device_pool(const device_pool&) = delete;
     device_pool& operator=(const device_pool&) = delete;
-    ~device_pool() {
-        for (auto& [bytes, blocks] : free_)
+    ~device_pool() { release_cached(); }
+    /// Frees every cached block (the blocks in use stay).
+    void release_cached() {
+        for (auto& [bytes, blocks] : free_) {
             for (void* p : blocks) (void)cudaFree(p);
+            reserved_ -= bytes * blocks.size();
+            blocks.clear();
+        }
     }
     void* acquire(std::size_t bytes) {
         bytes = std::max<std::size_t>(bytes, 256);
+        void* p = nullptr;
+        if (auto& blocks = free_[bytes]; !blocks.empty()) {
+            p = blocks.back();
+            blocks.pop_back();
+        } else if (cudaMalloc(&p, bytes) != cudaSuccess) {
+            // Cached blocks of other sizes may hold the memory: return them all, try once more.
+            (void)cudaGetLastError();
+            cuda_check(cudaDeviceSynchronize(), "waiting for the device before freeing cached blocks");
+            release_cached();
+            cuda_check(cudaMalloc(&p, bytes), "cudaMalloc (device memory exhausted)");
+            reserved_ += bytes;
+        } else {
+            reserved_ += bytes;
+        }
         in_use_ += bytes;
         peak_ = std::max(peak_, in_use_);
-        auto& blocks = free_[bytes];
-        if (!blocks.empty()) {
-            void* p = blocks.back();
-            blocks.pop_back();
-            return p;
-        }
-        void* p = nullptr;
-        cuda_check(cudaMalloc(&p, bytes), "cudaMalloc (device memory exhausted?)");
-        reserved_ += bytes;
         return p;
     }
     void release(void* p, std::size_t bytes) {
@@ -153,7 +165,7 @@ __global__ void gemm_tiled(bool ta, bool tb, int M, int N, int K, const F* A, in
     constexpr int ts = 16;
     __shared__ F As[ts][ts + 1], Bs[ts][ts + 1];
     A += blockIdx.z * sA, B += blockIdx.z * sB, C += blockIdx.z * sC;
-    const int row = static_cast<int>(blockIdx.y) * ts + static_cast<int>(threadIdx.y), col = static_cast<int>(blockIdx.x) * ts + static_cast<int>(threadIdx.x);
+    const int row = static_cast<int>(blockIdx.x) * ts + static_cast<int>(threadIdx.y), col = static_cast<int>(blockIdx.y) * ts + static_cast<int>(threadIdx.x);
     F acc = 0;
     for (int k0 = 0; k0 < K; k0 += ts) {
         const int ka = k0 + static_cast<int>(threadIdx.x), kb = k0 + static_cast<int>(threadIdx.y);
@@ -329,15 +341,15 @@ __global__ void cross_entropy(int T, int V, F* logits, const int* targets, doubl
     const int row = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = static_cast<int>(threadIdx.x % 32);
     if (row >= T) return;
     F* r = logits + static_cast<long long>(row) * V;
+    const F target_logit = r[targets[row]];  // read before any lane overwrites its logits below
     F mx = -INFINITY;
     for (int v = lane; v < V; v += 32) mx = fmaxf(mx, r[v]);
     mx = warp_max(mx);
     double z = 0;
     for (int v = lane; v < V; v += 32) z += exp(double(r[v] - mx));
     for (int o = 16; o > 0; o >>= 1) z += __shfl_xor_sync(0xffffffffu, z, o);
-    const F tv = r[targets[row]];
     for (int v = lane; v < V; v += 32) r[v] = static_cast<F>(exp(double(r[v] - mx)) / z);
-    if (lane == 0) loss[row] = log(z) - double(tv - mx);
+    if (lane == 0) loss[row] = log(z) - double(target_logit - mx);
 }
 /// dlogits = (softmax - onehot(target)) x scale, in place.
 template <class F>
@@ -380,7 +392,9 @@ public:
         cuda_check(cudaFree(nullptr), "initialising the device");
 #if !defined(HETPLAN_NO_CUBLAS)
         if constexpr (Engine == gemm_engine::cublas) {
-            if (cublasCreate(&blas_) != CUBLAS_STATUS_SUCCESS) throw comm_error("cuBLAS: cublasCreate failed");
+            cublasHandle_t h = nullptr;
+            if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw comm_error("cuBLAS: cublasCreate failed");
+            blas_.reset(h);
         }
 #else
         static_assert(Engine == gemm_engine::own, "built with HETPLAN_NO_CUBLAS: use gemm_engine::own");
@@ -395,11 +409,6 @@ public:
     }
     basic_cuda_gpt(const basic_cuda_gpt&) = delete;
     basic_cuda_gpt& operator=(const basic_cuda_gpt&) = delete;
-    ~basic_cuda_gpt() {
-#if !defined(HETPLAN_NO_CUBLAS)
-        if (blas_) cublasDestroy(blas_);
-#endif
-    }
 
     [[nodiscard]] const gpt_shape& shape() const { return host_.shape(); }
     [[nodiscard]] bool holds(int layer) const { return host_.holds(layer); }
@@ -429,6 +438,7 @@ public:
         out.resize(x.size());
         x.download(out);
     }
+    [[nodiscard]] activation copy(const activation& x) { return copy_of(x); }
     void pull() {
         for (auto& [id, d] : dev_) {
             local_tensor& t = host_.tensors().at(id);
@@ -473,7 +483,10 @@ public:
 
 private:
 #if !defined(HETPLAN_NO_CUBLAS)
-    cublasHandle_t blas_ = nullptr;
+    struct blas_deleter {
+        void operator()(cublasHandle_t h) const { (void)cublasDestroy(h); }
+    };
+    std::unique_ptr<std::remove_pointer_t<cublasHandle_t>, blas_deleter> blas_;  // destroyed even if the constructor throws later
 #endif
     struct device_tensor {
         dbuf<float> param, grad;
@@ -513,14 +526,21 @@ private:
 
     void gemm(const gemm_call& g) {
         if constexpr (Engine == gemm_engine::own) {
-            const dim3 grid(static_cast<unsigned>((g.N + 15) / 16), static_cast<unsigned>((g.M + 15) / 16), static_cast<unsigned>(g.batch));
-            cuda_kernels::gemm_tiled<<<grid, dim3(16, 16)>>>(g.ta, g.tb, g.M, g.N, g.K, g.A, g.lda, g.sA, g.B, g.ldb, g.sB, g.beta, g.C, g.ldc, g.sC);
+            // Rows of tiles on grid.x (up to 2^31 - 1), columns on grid.y, the batch in chunks
+            // (grid.y and grid.z stop at 65535).
+            if ((g.N + 15) / 16 > 65535) throw comm_error("own GEMM: more than 65535 x 16 columns");
+            for (int z0 = 0; z0 < g.batch; z0 += 65535) {
+                const int nz = std::min(65535, g.batch - z0);
+                const dim3 grid(static_cast<unsigned>((g.M + 15) / 16), static_cast<unsigned>((g.N + 15) / 16), static_cast<unsigned>(nz));
+                cuda_kernels::gemm_tiled<<<grid, dim3(16, 16)>>>(g.ta, g.tb, g.M, g.N, g.K, g.A + z0 * g.sA, g.lda, g.sA, g.B + z0 * g.sB, g.ldb, g.sB, g.beta,
+                                                                 g.C + z0 * g.sC, g.ldc, g.sC);
+            }
         } else {
 #if !defined(HETPLAN_NO_CUBLAS)
             // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
             const float one = 1.0f;
             const cublasComputeType_t ct = Math == cuda_math::bf16 ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F;
-            const cublasStatus_t st = cublasGemmStridedBatchedEx(blas_, g.tb ? CUBLAS_OP_T : CUBLAS_OP_N, g.ta ? CUBLAS_OP_T : CUBLAS_OP_N, g.N, g.M, g.K, &one, g.B,
+            const cublasStatus_t st = cublasGemmStridedBatchedEx(blas_.get(), g.tb ? CUBLAS_OP_T : CUBLAS_OP_N, g.ta ? CUBLAS_OP_T : CUBLAS_OP_N, g.N, g.M, g.K, &one, g.B,
                                                                  CUDA_R_32F, g.ldb, g.sB, g.A, CUDA_R_32F, g.lda, g.sA, &g.beta, g.C, CUDA_R_32F, g.ldc, g.sC, g.batch,
                                                                  ct, CUBLAS_GEMM_DEFAULT);
             if (st != CUBLAS_STATUS_SUCCESS) throw comm_error("cuBLAS: cublasGemmStridedBatchedEx failed with status " + std::to_string(static_cast<int>(st)));

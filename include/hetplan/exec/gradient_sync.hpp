@@ -199,7 +199,7 @@ private:
 
     /// Where part p lies in w's local copy of its tensor: (first float, count).
     template <class W>
-    static std::pair<std::size_t, std::size_t> range(const W& w, const part& p) {
+    static std::pair<std::size_t, std::size_t> range(W& w, const part& p) {
         const local_tensor& t = w.tensors().at(p.tensor);
         const std::size_t from = static_cast<std::size_t>(p.first_unit - t.first_unit) * t.info.unit_size;
         return {from, static_cast<std::size_t>(p.last_unit - p.first_unit) * t.info.unit_size};

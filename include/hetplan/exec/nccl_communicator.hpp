@@ -11,6 +11,9 @@
 // stream), while the concept's send is buffered, which is what lets the plan runner order the
 // many-to-many exchanges of stages with different replica counts freely.
 #include <nccl.h>
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 18, 0)
+#error "hetplan/exec/nccl_communicator.hpp needs NCCL 2.18 or later (ncclCommSplit)"
+#endif
 
 #include <algorithm>
 #include <cstring>

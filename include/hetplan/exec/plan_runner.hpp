@@ -1,5 +1,7 @@
 #pragma once
-// Runs a hetplan plan for real: one rank of it, over any communicator, with the CPU GPT compute.
+// Runs a hetplan plan for real: one rank of it, over any communicator, with any compute (the
+// CPU's by default; exec/cuda_gpt.hpp on a GPU). A plan with `memory.recompute` keeps each layer's
+// input and runs its forward again just before its backward (full recomputation).
 //
 // World ranks follow the plan's workers in plan order (pipeline, stage, worker), a worker taking
 // `tp` consecutive ranks. Each rank builds the groups its worker needs once: its TP group, and
@@ -56,7 +58,7 @@ class plan_runner {
 
 public:
     plan_runner(const plan& pl, gpt_shape shape, synthetic_data data, C world, run_options opt = {})
-        : shape_(shape), data_(data), world_(std::move(world)), opt_(opt), layout_(layout_step(pl, shape.layers())), sharded_(pl.memory.zero_stage >= 1) {
+        : shape_(shape), data_(data), world_(std::move(world)), opt_(opt), layout_(layout_step(pl, shape.layers())), sharded_(pl.memory.zero_stage >= 1), recompute_(pl.memory.recompute) {
         shape_.check();
         if (layout_.world_size != world_.size())
             throw comm_error("plan runner: the plan has " + std::to_string(layout_.world_size) + " GPUs, the world " + std::to_string(world_.size()) + " ranks");
@@ -100,6 +102,8 @@ public:
             if (tp_group_.size() > 1) tp_group_.all_reduce(v);
         };
         std::map<std::pair<int, int>, std::vector<typename W::cache>> caches;  // (segment, microbatch)
+        std::map<std::pair<int, int>, std::vector<typename W::activation>> inputs;  // recomputation: the layers' inputs
+        const auto row = static_cast<std::size_t>(S * shape_.hidden);
         std::vector<float> h;  // host copy of an activation or its gradient, for the communicator
         double loss = 0, kept = 0;  // kept: bytes of activations held for backward right now
         for (const operation& op : layout_.order) {
@@ -117,9 +121,22 @@ public:
                     receive(h, m, mine.pipeline, op.segment - 1, lo, hi, tp_rank, tag(op.segment, false));
                     compute_->load(h, x);
                 }
-                auto& cache = caches[{op.segment, op.microbatch}];
-                compute_->forward(sg.begin, sg.end, m, tok, tgt, x, cache, scale, loss, tp_reduce);
-                for (const auto& lc : cache) kept += lc.bytes_kept();
+                if (recompute_) {
+                    // Checkpoints per layer (Megatron's full recomputation): keep each layer's
+                    // input, drop what it would keep for backward (the embedding's input, the
+                    // tokens, is read again).
+                    auto& held = inputs[{op.segment, op.microbatch}];
+                    for (int l = sg.begin; l < sg.end; ++l) {
+                        if (l > 0) held.push_back(compute_->copy(x)), kept += double(m) * double(row) * sizeof(float);
+                        std::vector<typename W::cache> once;
+                        compute_->forward(l, l + 1, m, tok, tgt, x, once, scale, loss, tp_reduce);
+                        peak_activations_ = std::max(peak_activations_, kept + once.front().bytes_kept());
+                    }
+                } else {
+                    auto& cache = caches[{op.segment, op.microbatch}];
+                    compute_->forward(sg.begin, sg.end, m, tok, tgt, x, cache, scale, loss, tp_reduce);
+                    for (const auto& lc : cache) kept += lc.bytes_kept();
+                }
                 peak_activations_ = std::max(peak_activations_, kept);
                 if (op.segment + 1 < nseg) {
                     compute_->store(x, h);
@@ -130,10 +147,31 @@ public:
                     receive(h, m, mine.pipeline, op.segment + 1, lo, hi, tp_rank, tag(op.segment + 1, true));
                     compute_->load(h, x);
                 }
-                auto it = caches.find({op.segment, op.microbatch});
-                for (const auto& lc : it->second) kept -= lc.bytes_kept();
-                compute_->backward(sg.begin, sg.end, m, x, it->second, tp_reduce);
-                caches.erase(it);
+                if (recompute_) {
+                    // Layer by layer from the last: its forward again from its input, then its backward.
+                    auto held = inputs.extract({op.segment, op.microbatch});
+                    std::vector<int> tok, tgt;
+                    if (sg.begin == 0 || sg.end == L) read_batch(t, lo, hi, tok, tgt);
+                    for (int l = sg.end - 1; l >= sg.begin; --l) {
+                        typename W::activation in;
+                        if (l > 0) {
+                            in = std::move(held.mapped().back());
+                            held.mapped().pop_back();
+                            kept -= double(m) * double(row) * sizeof(float);
+                        }
+                        std::vector<typename W::cache> once;
+                        double again = 0;  // the loss counts once, in the first forward
+                        compute_->forward(l, l + 1, m, tok, tgt, in, once, scale, again, tp_reduce);
+                        peak_activations_ = std::max(peak_activations_, kept + once.front().bytes_kept());
+                        in = {};  // the layer's output again: not needed
+                        compute_->backward(l, l + 1, m, x, once, tp_reduce);
+                    }
+                } else {
+                    auto it = caches.find({op.segment, op.microbatch});
+                    for (const auto& lc : it->second) kept -= lc.bytes_kept();
+                    compute_->backward(sg.begin, sg.end, m, x, it->second, tp_reduce);
+                    caches.erase(it);
+                }
                 if (op.segment > 0) {
                     compute_->store(x, h);
                     send(h, mine, op.segment - 1, lo, hi, tp_rank, tag(op.segment, true));
@@ -166,6 +204,7 @@ private:
     run_options opt_;
     step_layout layout_;
     bool sharded_ = false;  ///< ZeRO / FSDP: state sharded by the workers' state shares
+    bool recompute_ = false;  ///< activation recomputation: layer inputs kept, forward run again in backward
     int me_ = -1;
     double peak_activations_ = 0;
     std::optional<W> compute_;

@@ -177,13 +177,14 @@ private:
         }
     }
 
-    /// The job's memory options Sailor's models price (§4.3): ZeRO 1-2 (the same traffic as an
-    /// all-reduce). Recomputation, ZeRO-3's all-gathers and offloading have no time in them:
-    /// refused by name rather than planned as if free.
+    /// The job's memory options Sailor's planner takes (§4.3): ZeRO 1-2 (the same traffic as an
+    /// all-reduce). ZeRO-3's all-gathers and offloading have no time in its models: refused by
+    /// name rather than planned as if free; its search has no recomputation (its models price a
+    /// plan that has it).
     [[nodiscard]] static memory_options memory_for(const job_spec& job) {
         const memory_options& m = job.memory;
         auto refuse = [](const char* field, const std::string& why) { throw input_error("job", field, "the Sailor planner " + why); };
-        if (m.recompute) refuse("recompute", "does not price recomputation (its time model has no second forward pass); set it to false or use a planner that does");
+        if (m.recompute) refuse("recompute", "does not search plans with recomputation (Sailor §4.3); set it to false or use a planner that does");
         if (m.zero_stage > 2) refuse("zero_stage", "prices ZeRO stages 0-2 only (stage 3's parameter all-gathers are not in its time model)");
         if (m.offload_params) refuse("offload_params", "does not model offloading (Sailor §6)");
         if (m.offload_activations) refuse("offload_activations", "does not model offloading (Sailor §6)");

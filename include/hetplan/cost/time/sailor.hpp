@@ -36,8 +36,9 @@ struct sailor_time_model {
 
     [[nodiscard]] static endpoint endpoint_of(const worker_group& w) { return {w.zone, w.gpu, w.tp}; }
 
-    /// One microbatch through a worker's layers (concepts::stage_time_model): forward+backward,
-    /// the optimizer step and the forward alone, from the profiles.
+    /// One microbatch through a worker's layers (concepts::stage_time_model): forward+backward
+    /// (the backward with the forward again when the plan recomputes: Sailor's planner never
+    /// does, but a plan priced here may), the optimizer step and the forward alone.
     [[nodiscard]] worker_times compute(const problem& pb, const worker_probe& probe) const {
         const worker_group& w = probe.worker;
         const gpu_spec& gpu = pb.hw.gpu(w.gpu);
@@ -46,7 +47,7 @@ struct sailor_time_model {
             for (int l = r.begin; l < r.end; ++l) {
                 auto [t, src] = pb.profiles.lookup(gpu, w.tp, w.microbatch_size, pb.model, static_cast<std::size_t>(l),
                                                    pb.job.compute_dtype(), state_bytes_per_param);
-                out.compute += t.fwd_bwd();
+                out.compute += t.fwd + t.backward_pass(probe.memory.recompute);
                 out.update += t.update;
                 out.forward += t.fwd;
             }
