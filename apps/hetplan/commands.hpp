@@ -32,6 +32,7 @@
 #include "hetplan/hetplan.hpp"
 #include "hetplan/io.hpp"
 #include "hetplan/planners/autohet_recovery.hpp"
+#include "hetplan/planners/cross_price.hpp"
 #include "hetplan/planners/registry.hpp"
 #include "hetplan/render/plan_svg.hpp"
 #include "report.hpp"
@@ -45,7 +46,8 @@ inline constexpr const char* usage_text =
     "                   [--max-cost USD] [--min-throughput IT_PER_S] [--top K] [--json OUT] [--svg OUT]\n"
     "                   [--deadline S] [--timing on|off]\n"
     "  hetplan simulate [INPUT] [--plan PLAN.json] [--planner NAME] [--json OUT] [--svg OUT]\n"
-    "  hetplan compare  [INPUT] [--planners a,b,...] [--objective ...] [--deadline S] [--json OUT] [--timing on|off]\n"
+    "  hetplan compare  [INPUT] [--planners a,b,...] [--price-with a,b,...|all] [--objective ...] [--deadline S] [--json OUT]\n"
+    "                   [--timing on|off] (--price-with: every plan priced by those planners' models too)\n"
     "  hetplan recover  INPUT --from OLD.json --to NEW.json [--json OUT]   (AutoHet §IV: checkpoint transfers)\n"
     "  hetplan import   sailor|zorse|cephalo DIR SELECTION --out OUTDIR\n"
     "                   (a published data folder as hetplan's cluster/model/job/profiles JSON)\n"
@@ -81,6 +83,7 @@ struct options {
     int batch = 0;                                     ///< its global batch (0: the data set's)
     std::string planner = "sailor";
     std::vector<std::string> planners;
+    std::vector<std::string> price_with;  ///< compare: the planners whose models price every plan
     objective_kind target = objective_kind::throughput;
     std::optional<usd> max_cost;
     std::optional<double> min_throughput;
@@ -158,9 +161,13 @@ inline options parse(const std::vector<std::string>& args, const std::vector<std
             o.timing = v == "on";
         }
         else if (a == "--planner") o.planner = v;
-        else if (a == "--planners") {
-            for (std::string& name : split_commas(v))
-                if (!name.empty()) o.planners.push_back(std::move(name));
+        else if (a == "--planners" || a == "--price-with") {
+            auto& list = a == "--planners" ? o.planners : o.price_with;
+            for (std::string& name : split_commas(v)) {
+                if (name == "all" && a == "--price-with")
+                    for (const auto& p : builtin_planners()) list.push_back(p.name());
+                else if (!name.empty()) list.push_back(std::move(name));
+            }
         } else if (a == "--objective") {
             if (v == "throughput") o.target = objective_kind::throughput;
             else if (v == "cost") o.target = objective_kind::cost;
@@ -626,17 +633,57 @@ inline int recover_command(const std::vector<std::string>& args) {
     return 0;
 }
 
+/// `compare --price-with`: every planner's best plan under every chosen planner's models, s and
+/// USD per iteration, '*' where those models' checks fail (memory, ...), refusals named below.
+inline void print_cross_prices(const problem& pb, const std::vector<std::pair<std::string, plan>>& bests, const std::vector<any_planner>& pricers, io::json& j) {
+    std::printf("\nthe same plans priced by each planner's models (s/iteration, USD/iteration; * the models' checks fail; - refused)\n  %-9s", "plan of");
+    for (const any_planner& m : pricers) std::printf(" %22s", m.name().c_str());
+    std::printf("\n");
+    std::vector<std::string> why;
+    for (const auto& [name, pl] : bests) {
+        std::printf("  %-9s", name.c_str());
+        io::json by = io::json::object();
+        for (const any_planner& m : pricers) {
+            const cross_price c = price_with(m, pb, pl);
+            if (!c.priced()) {
+                std::printf(" %22s", "-");
+                why.push_back(name + "'s plan under " + c.models + "'s models: " + c.refused);
+                by[c.models] = {{"refused", c.refused}};
+                continue;
+            }
+            char cell[64];
+            std::snprintf(cell, sizeof cell, "%.3f s %.4f$%s", c.est->time.iteration.value, c.est->money.total.value, c.check.ok() ? "" : "*");
+            std::printf(" %22s", cell);
+            by[c.models] = {{"iteration_s", c.est->time.iteration.value}, {"cost_usd", c.est->money.total.value}, {"valid", c.check.ok()}};
+            if (!c.check.ok()) by[c.models]["violations"] = c.check.summary();
+        }
+        std::printf("\n");
+        for (io::json& row : j)
+            if (row["planner"] == name) row["priced_by"] = by;
+    }
+    for (const std::string& w : why) std::printf("  %s\n", w.c_str());
+}
+
 inline int compare_command(const std::vector<std::string>& args) {
     auto o = parse(args, with_source_options({"--cluster", "--model", "--job", "--profiles", "--planners", "--objective", "--max-cost", "--min-throughput", "--json",
-                                              "--timing", "--deadline"}));
+                                              "--timing", "--deadline", "--price-with"}));
     if (o.planners.empty())
         for (const auto& p : builtin_planners()) o.planners.push_back(p.name());
+    std::vector<any_planner> pricers;
+    for (const std::string& name : o.price_with) {
+        try {
+            pricers.push_back(planner_named(name));
+        } catch (const input_error& e) {
+            throw input_error(std::string("option --price-with: ") + e.what());
+        }
+    }
     const auto in = load_inputs(o, true);
     const problem pb = in.pb();
     std::printf("%s, batch %d, %d GPUs in the pool\n\n", pb.model.name.c_str(), pb.job.global_batch, pb.pool().total());
     std::printf("  %-9s %12s %10s %10s %6s %15s %11s\n", "planner", "s/iteration", "iter/s", "USD/iter", "GPUs", "min headroom GB", "search ms");
     io::json j = io::json::array();
     std::vector<std::string> notes;
+    std::vector<std::pair<std::string, plan>> bests;  // for --price-with
     for (const auto& name : o.planners) {
         any_planner p = planner_named(name);
         const auto out = run_planner(p, pb, o, 1);
@@ -654,8 +701,10 @@ inline int compare_command(const std::vector<std::string>& args) {
         row["planner"] = name;
         if (o.timing) row["elapsed_s"] = out.elapsed.value;
         j.push_back(row);
+        bests.emplace_back(name, c.pl);
     }
     std::printf("\neach planner prices its plan with its own paper's models\n");
+    if (!pricers.empty()) print_cross_prices(pb, bests, pricers, j);
     print_notes(stdout, notes);
     if (!o.json_out.empty()) write_file(o.json_out, j.dump(2) + "\n");
     return 0;

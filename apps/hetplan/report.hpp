@@ -7,11 +7,36 @@
 
 namespace hetplan::app {
 
+/// Where each stage runs: its layer ranges (half-open, several for ministages) and its workers,
+/// consecutive ones with the same GPU, zone, TP and microbatches as one line.
+inline void print_placement(std::FILE* out, const problem& pb, const plan& pl) {
+    std::fprintf(out, "placement\n  %-4s %-5s %-14s %s\n", "pipe", "stage", "layers", "workers");
+    for (std::size_t p = 0; p < pl.pipelines.size(); ++p)
+        for (std::size_t s = 0; s < pl.pipelines[p].stages.size(); ++s) {
+            const stage& st = pl.pipelines[p].stages[s];
+            std::string layers;
+            for (const layer_range& r : st.layers) layers += (layers.empty() ? "" : " ") + ("[" + std::to_string(r.begin) + "," + std::to_string(r.end) + ")");
+            std::string who;
+            for (std::size_t i = 0, j = 0; i < st.workers.size(); i = j) {
+                const worker_group& w = st.workers[i];
+                for (j = i + 1; j < st.workers.size(); ++j) {
+                    const worker_group& o = st.workers[j];
+                    if (o.gpu != w.gpu || o.zone != w.zone || o.tp != w.tp || o.microbatch_size != w.microbatch_size || o.num_microbatches != w.num_microbatches) break;
+                }
+                who += (who.empty() ? "" : "; ") + std::to_string(j - i) + " x " + pb.hw.gpu(w.gpu).type_name + " TP" + std::to_string(w.tp) + " in " +
+                       pb.hw.zone(w.zone).name + ", mbs " + std::to_string(w.microbatch_size) + " x " + std::to_string(w.num_microbatches);
+            }
+            std::fprintf(out, "  %-4zu %-5zu %-14s %s\n", p, s, layers.c_str(), who.c_str());
+        }
+    std::fprintf(out, "\n");
+}
+
 inline void print_estimate(std::FILE* out, const problem& pb, const plan& pl, const estimate& e) {
     std::fprintf(out, "model %s, global batch %d, sequence %d, %s\n", pb.model.name.c_str(), pb.job.global_batch,
                  pb.job.sequence_length, std::string(to_string(pb.job.prec)).c_str());
     std::fprintf(out, "plan: %zu pipeline(s), %d GPUs, schedule %s\n\n", pl.pipelines.size(), pl.total_gpus(),
                  std::string(to_string(pl.schedule)).c_str());
+    print_placement(out, pb, pl);
     std::fprintf(out, "memory per GPU (GB)\n");
     std::fprintf(out, "  %-4s %-5s %-9s %-9s %-3s %8s %8s %8s %8s %8s %8s %8s  %s\n", "pipe", "stage", "workers", "gpu", "tp",
                  "weights", "grads", "optim", "buffers", "activ", "other", "total", "capacity");
@@ -31,15 +56,22 @@ inline void print_estimate(std::FILE* out, const problem& pb, const plan& pl, co
                      w.optimizer.value / 1e9, w.buffers.value / 1e9, w.activations.value / 1e9, w.overhead.value / 1e9,
                      w.total.value / 1e9, w.capacity.value / 1e9, w.fits() ? "" : "  OUT OF MEMORY");
     }
-    std::fprintf(out, "\ntime per stage (s)\n  %-4s %-5s %10s %10s %10s %10s %10s\n", "pipe", "stage", "compute/mb", "p2p/mb",
-                 "bubble", "sync", "update");
+    // Layer by layer over the whole batch (Cephalo's FSDP): a stage's compute covers every
+    // microbatch and its exposed gathers / reduce-scatters lie inside the pipeline time.
+    const bool layered = pl.schedule == schedule_kind::layered_gradient_accumulation;
+    std::fprintf(out, "\ntime per stage (s)\n  %-4s %-5s %10s %10s %10s %10s %10s\n", "pipe", "stage", layered ? "compute" : "compute/mb", "p2p/mb", "bubble",
+                 layered ? "sync*" : "sync", "update");
     for (const auto& s : e.time.stages)
         std::fprintf(out, "  %-4zu %-5zu %10.4f %10.4f %10.3f %10.4f %10.4f\n", s.pipeline, s.stage, s.compute.value, s.p2p.value,
                      s.bubble.value, s.sync.value, s.update.value);
+    if (layered) std::fprintf(out, "  (compute: every microbatch, layer by layer; sync*: the gathers and reduce-scatters not hidden by compute, inside the pipeline time)\n");
     for (std::size_t p = 0; p < e.time.pipelines.size(); ++p) {
         const auto& pt = e.time.pipelines[p];
-        std::fprintf(out, "  pipeline %zu: %d microbatches, straggler %.4f s, warm-up+cool-down %.3f s, steady %.3f s\n", p,
-                     pt.microbatches, pt.straggler.value, pt.ramp.value, pt.steady.value);
+        if (layered || pt.straggler.value <= 0)  // no warm-up / steady split in this model
+            std::fprintf(out, "  pipeline %zu: %d microbatches, %.3f s\n", p, pt.microbatches, pt.total.value);
+        else
+            std::fprintf(out, "  pipeline %zu: %d microbatches, straggler %.4f s, warm-up+cool-down %.3f s, steady %.3f s\n", p,
+                         pt.microbatches, pt.straggler.value, pt.ramp.value, pt.steady.value);
     }
     std::fprintf(out, "\niteration: %.3f s = pipeline %.3f + sync %.3f + update %.3f  (%.4f iterations/s)\n",
                  e.time.iteration.value, e.time.pipeline.value, e.time.sync.value, e.time.update.value, e.time.throughput());

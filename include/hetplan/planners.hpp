@@ -6,6 +6,7 @@
 #include "hetplan/planners/metis.hpp"
 #include "hetplan/planners/cephalo.hpp"
 #include "hetplan/planners/cephalo_baselines.hpp"
+#include "hetplan/planners/cross_price.hpp"
 #include "hetplan/planners/registry.hpp"
 #include "hetplan/planners/sailor.hpp"
 #include "hetplan/planners/zorse.hpp"

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "hetplan/fixtures/example.hpp"
+#include "hetplan/planners/cross_price.hpp"
 #include "hetplan/planners/registry.hpp"
 
 using namespace hetplan;
@@ -78,4 +79,37 @@ TEST_CASE("any_planner: a user's planner, copied, extracted, and progress throug
     REQUIRE(mine.best());
     CHECK(mine.best()->pl == in.example_plan);
     CHECK(p.price(pb, in.example_plan).time.iteration == mine.best()->iteration());
+}
+
+TEST_CASE("price_with: every planner's plan under its own models is what it reported; under the others', a price or a reason") {
+    const auto in = fixtures::default_example();
+    const problem pb = in.as_problem();
+    const auto planners = builtin_planners();
+    int priced = 0, refused = 0;
+    for (const any_planner& p : planners) {
+        auto mine = p;  // plan() is not const
+        const auto r = mine.plan(pb);
+        if (!r.best()) continue;
+        const cross_price own = price_with(p, pb, r.best()->pl);
+        CAPTURE(p.name());
+        REQUIRE(own.priced());
+        CHECK(own.est->time.iteration == r.best()->iteration());
+        CHECK(own.est->money.total == r.best()->cost());
+        CHECK(own.check.ok());
+        for (const any_planner& m : planners) {
+            const cross_price c = price_with(m, pb, r.best()->pl);
+            CAPTURE(m.name());
+            CHECK(c.models == m.name());
+            if (c.priced()) {
+                ++priced;
+                CHECK(c.est->time.iteration.value > 0);
+                CHECK(c.refused.empty());
+            } else {
+                ++refused;
+                CHECK_FALSE(c.refused.empty());
+            }
+        }
+    }
+    CHECK(priced > static_cast<int>(planners.size()));  // more than the diagonal
+    MESSAGE(priced << " priced, " << refused << " refused");
 }

@@ -159,6 +159,24 @@ inline float init_value(std::uint64_t seed, int tensor, std::uint64_t element) {
 
 }  // namespace kernels
 
+/// Where one unit's pieces start inside a block's unit tensor (floats), and its size: Q, K, V
+/// columns, their biases, its rows of the output projection, its MLP columns, biases and rows.
+struct unit_view {
+    std::size_t wqkv, bqkv, wo, w1, b1, w2, size;
+    [[nodiscard]] static unit_view of(const gpt_shape& s) {
+        const auto H = static_cast<std::size_t>(s.hidden), d = static_cast<std::size_t>(s.head_dim()), f = static_cast<std::size_t>(s.ffn_per_unit());
+        unit_view u{};
+        u.wqkv = 0;
+        u.bqkv = u.wqkv + H * 3 * d;
+        u.wo = u.bqkv + 3 * d;
+        u.w1 = u.wo + d * H;
+        u.b1 = u.w1 + H * f;
+        u.w2 = u.b1 + f;
+        u.size = u.w2 + f * H;
+        return u;
+    }
+};
+
 /// A tensor as one worker holds it: units [first_unit, first_unit + num_units).
 struct local_tensor {
     tensor_info info;
@@ -388,21 +406,7 @@ private:
     }
 
     // ---- decoder block --------------------------------------------------------------------
-    struct unit_view {  // offsets of one unit's pieces
-        std::size_t wqkv, bqkv, wo, w1, b1, w2, size;
-    };
-    [[nodiscard]] unit_view view() const {
-        const auto H = static_cast<std::size_t>(s_.hidden), d = static_cast<std::size_t>(s_.head_dim()), f = static_cast<std::size_t>(s_.ffn_per_unit());
-        unit_view u{};
-        u.wqkv = 0;
-        u.bqkv = u.wqkv + H * 3 * d;
-        u.wo = u.bqkv + 3 * d;
-        u.w1 = u.wo + d * H;
-        u.b1 = u.w1 + H * f;
-        u.w2 = u.b1 + f;
-        u.size = u.w2 + f * H;
-        return u;
-    }
+    [[nodiscard]] unit_view view() const { return unit_view::of(s_); }
 
     template <class Reduce>
     void block_forward(int b, int m, std::vector<float>& x, layer_cache& c, Reduce&& tp_reduce) {

@@ -630,20 +630,15 @@ private:
     }
 
     // ---- decoder block ------------------------------------------------------------------------
-    struct unit_view {  // offsets of one unit's pieces, as exec/cpu_gpt.hpp stores them
+    /// Offsets of one unit's pieces (exec/cpu_gpt.hpp's layout), signed for pointer arithmetic
+    /// and cuBLAS strides.
+    struct unit_offsets {
         long long wqkv, bqkv, wo, w1, b1, w2, size;
     };
-    [[nodiscard]] unit_view view() const {
-        const long long H = shape().hidden, d = shape().head_dim(), f = shape().ffn_per_unit();
-        unit_view u{};
-        u.wqkv = 0;
-        u.bqkv = u.wqkv + H * 3 * d;
-        u.wo = u.bqkv + 3 * d;
-        u.w1 = u.wo + d * H;
-        u.b1 = u.w1 + H * f;
-        u.w2 = u.b1 + f;
-        u.size = u.w2 + f * H;
-        return u;
+    [[nodiscard]] unit_offsets view() const {
+        const unit_view u = unit_view::of(shape());
+        auto ll = [](std::size_t v) { return static_cast<long long>(v); };
+        return {ll(u.wqkv), ll(u.bqkv), ll(u.wo), ll(u.w1), ll(u.b1), ll(u.w2), ll(u.size)};
     }
 
     template <class Reduce>
@@ -652,7 +647,7 @@ private:
         const float* rep = param(block_tensor(b));
         const float* W = param(block_tensor(b) + 1);
         const int U = host_.tensors().at(block_tensor(b) + 1).num_units;
-        const unit_view uv = view();
+        const unit_offsets uv = view();
         const auto TH = static_cast<std::size_t>(T) * H;
         const long long T3d = static_cast<long long>(T) * 3 * d, S3d = static_cast<long long>(S) * 3 * d;
         c.x = std::move(x);
@@ -698,7 +693,7 @@ private:
         const float* W = param(block_tensor(b) + 1);
         float* G = grad(block_tensor(b) + 1);
         const int U = host_.tensors().at(block_tensor(b) + 1).num_units;
-        const unit_view uv = view();
+        const unit_offsets uv = view();
         const auto TH = static_cast<std::size_t>(T) * H;
         const long long Tf = static_cast<long long>(T) * f, Td = static_cast<long long>(T) * d, T3d = static_cast<long long>(T) * 3 * d;
         const long long S3d = static_cast<long long>(S) * 3 * d, SS = static_cast<long long>(S) * S, Sd = static_cast<long long>(S) * d;

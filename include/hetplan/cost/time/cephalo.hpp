@@ -40,7 +40,8 @@ struct cephalo_time_model {
     static const stage& fsdp_stage(const problem& pb, const plan& pl) {
         if (pl.pipelines.size() != 1 || pl.pipelines[0].stages.size() != 1)
             throw model_error("cephalo time model: prices one pipeline of one FSDP stage (Cephalo §2), got " +
-                              std::to_string(pl.pipelines.size()) + " pipelines");
+                              (pl.pipelines.size() != 1 ? std::to_string(pl.pipelines.size()) + " pipelines"
+                                                        : "a pipeline of " + std::to_string(pl.pipelines[0].stages.size()) + " stages"));
         const stage& st = pl.pipelines[0].stages[0];
         if (st.num_layers() != pb.model.num_layers())
             throw model_error("cephalo time model: the FSDP stage must hold all " + std::to_string(pb.model.num_layers()) + " layers");
