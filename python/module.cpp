@@ -52,10 +52,12 @@ plan read_plan_text(const std::string& text, const cluster& hw) {
     return io::read_plan(root, hw);
 }
 
-/// {"planner", "objective": "throughput"|"cost", "max_cost", "min_throughput", "top", "deadline"};
-/// the deadline (seconds, per planner) is set when each search starts (run_plan).
-planning_request read_request(const io::cursor& o, std::string& planner, std::optional<double>& deadline_s) {
-    o.known_fields({"planner", "planners", "objective", "max_cost", "min_throughput", "top", "deadline", "timing"});
+/// {"planner", "objective": "throughput"|"cost", "max_cost", "min_throughput", "top", "deadline"}
+/// (compare: "planners" and "price_with" instead of "planner"); the deadline (seconds, per
+/// planner) is set when each search starts (run_plan).
+planning_request read_request(const io::cursor& o, std::string& planner, std::optional<double>& deadline_s, bool compare = false) {
+    if (compare) o.known_fields({"planners", "price_with", "objective", "max_cost", "min_throughput", "top", "deadline", "timing"});
+    else o.known_fields({"planner", "objective", "max_cost", "min_throughput", "top", "deadline", "timing"});
     planning_request rq;
     if (auto p = o.find("planner")) planner = p->string();
     if (auto t = o.find("objective")) {
@@ -121,14 +123,24 @@ PYBIND11_MODULE(_hetplan, m) {
         const io::cursor o(j, "options");
         std::string ignored;
         std::optional<double> deadline_s;
-        const planning_request rq = read_request(o, ignored, deadline_s);
+        const planning_request rq = read_request(o, ignored, deadline_s, true);
         std::vector<std::string> names;
         if (auto ps = o.find("planners")) ps->for_each_item([&](const io::cursor& c) { names.push_back(c.string()); });
         else
             for (const auto& p : builtin_planners()) names.push_back(p.name());
+        std::vector<any_planner> pricers;  // price_with: each best plan under those planners' models too
+        if (auto pw = o.find("price_with")) pw->for_each_item([&](const io::cursor& c) { pricers.push_back(planner_named(c.string())); });
         const app::inputs in = read_inputs(inputs);
+        const problem pb = in.pb();
         io::json out = io::json::array();
-        for (const std::string& n : names) out.push_back(run_plan(in, n, rq, deadline_s, std::nullopt, false));
+        for (const std::string& n : names) {
+            io::json r = run_plan(in, n, rq, deadline_s, std::nullopt, false);
+            if (!pricers.empty() && !r["plans"].empty()) {
+                const plan best = io::read_plan(io::cursor(r["plans"][0]["plan"], "compare"), pb.hw);
+                for (const any_planner& models : pricers) r["plans"][0]["priced_by"][models.name()] = app::cross_price_json(price_with(models, pb, best));
+            }
+            out.push_back(std::move(r));
+        }
         return out.dump();
     }, py::arg("inputs"), py::arg("options"));
 

@@ -633,6 +633,14 @@ inline int recover_command(const std::vector<std::string>& args) {
     return 0;
 }
 
+/// One plan under one planner's models as JSON: its numbers and validity, or why refused.
+inline io::json cross_price_json(const cross_price& c) {
+    if (!c.priced()) return {{"refused", c.refused}};
+    io::json j = {{"iteration_s", c.est->time.iteration.value}, {"cost_usd", c.est->money.total.value}, {"valid", c.check.ok()}};
+    if (!c.check.ok()) j["violations"] = c.check.summary();
+    return j;
+}
+
 /// `compare --price-with`: every planner's best plan under every chosen planner's models, s and
 /// USD per iteration, '*' where those models' checks fail (memory, ...), refusals named below.
 inline void print_cross_prices(const problem& pb, const std::vector<std::pair<std::string, plan>>& bests, const std::vector<any_planner>& pricers, io::json& j) {
@@ -645,17 +653,15 @@ inline void print_cross_prices(const problem& pb, const std::vector<std::pair<st
         io::json by = io::json::object();
         for (const any_planner& m : pricers) {
             const cross_price c = price_with(m, pb, pl);
+            by[c.models] = cross_price_json(c);
             if (!c.priced()) {
                 std::printf(" %22s", "-");
                 why.push_back(name + "'s plan under " + c.models + "'s models: " + c.refused);
-                by[c.models] = {{"refused", c.refused}};
                 continue;
             }
             char cell[64];
             std::snprintf(cell, sizeof cell, "%.3f s %.4f$%s", c.est->time.iteration.value, c.est->money.total.value, c.check.ok() ? "" : "*");
             std::printf(" %22s", cell);
-            by[c.models] = {{"iteration_s", c.est->time.iteration.value}, {"cost_usd", c.est->money.total.value}, {"valid", c.check.ok()}};
-            if (!c.check.ok()) by[c.models]["violations"] = c.check.summary();
         }
         std::printf("\n");
         for (io::json& row : j)

@@ -50,11 +50,15 @@ def plan(inputs=None, planner="sailor", objective="throughput", max_cost=None, m
     return _json.loads(_hetplan.plan(_text(inputs, "inputs"), _json.dumps(options), progress))
 
 
-def compare(inputs=None, planners=None, objective="throughput", max_cost=None, min_throughput=None, deadline=None):
-    """Every planner (or those named) on the same inputs: a list of plan() results."""
+def compare(inputs=None, planners=None, objective="throughput", max_cost=None, min_throughput=None, deadline=None, price_with=None):
+    """Every planner (or those named) on the same inputs: a list of plan() results. price_with:
+    planner names whose models price each best plan too (its "priced_by": iteration_s, cost_usd,
+    valid, or "refused" with the reason)."""
     options = {"objective": objective, "max_cost": max_cost, "min_throughput": min_throughput, "deadline": deadline}
     if planners is not None:
         options["planners"] = list(planners)
+    if price_with is not None:
+        options["price_with"] = list(price_with)
     return _json.loads(_hetplan.compare(_text(inputs, "inputs"), _json.dumps(options)))
 
 

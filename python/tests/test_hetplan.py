@@ -93,6 +93,17 @@ def test_compare_runs_each_planner_named():
     assert {p["name"] for p in hetplan.planners()} >= {"sailor", "zorse", "cephalo", "autohet", "metis"}
 
 
+def test_compare_prices_each_plan_with_other_models():
+    out = hetplan.compare(planners=["sailor", "zorse"], price_with=["sailor", "zorse"])
+    sailor, zorse = out[0]["plans"][0], out[1]["plans"][0]
+    # Under its own models a plan costs what its planner reported; Zorse's have no TP.
+    assert sailor["priced_by"]["sailor"]["iteration_s"] == pytest.approx(sailor["iteration_s"], rel=1e-12)
+    assert zorse["priced_by"]["zorse"]["cost_usd"] == pytest.approx(zorse["cost_usd"], rel=1e-12)
+    assert "tensor parallelism" in sailor["priced_by"]["zorse"]["refused"]
+    with pytest.raises(hetplan.InputError, match="unknown planner 'alpa'"):
+        hetplan.compare(planners=["sailor"], price_with=["alpa"])
+
+
 def test_export_frameworks_and_ranks():
     r = hetplan.plan()
     m = hetplan.export(None, r, "megatron")
