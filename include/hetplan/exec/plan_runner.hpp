@@ -122,12 +122,15 @@ public:
                     compute_->load(h, x);
                 }
                 if (recompute_) {
-                    // Checkpoints per layer (Megatron's full recomputation): keep each layer's
-                    // input, drop what it would keep for backward (the embedding's input, the
-                    // tokens, is read again).
+                    // Checkpoints per layer (Chen et al. 2016, §3; Megatron's full
+                    // recomputation): keep each layer's input, drop what it would keep for
+                    // backward (the embedding's input, the tokens, is read again).
                     auto& held = inputs[{op.segment, op.microbatch}];
                     for (int l = sg.begin; l < sg.end; ++l) {
-                        if (l > 0) held.push_back(compute_->copy(x)), kept += double(m) * double(row) * sizeof(float);
+                        if (l > 0) {
+                            held.push_back(compute_->copy(x));
+                            kept += double(m) * double(row) * sizeof(float);
+                        }
                         std::vector<typename W::cache> once;
                         compute_->forward(l, l + 1, m, tok, tgt, x, once, scale, loss, tp_reduce);
                         peak_activations_ = std::max(peak_activations_, kept + once.front().bytes_kept());
