@@ -1,7 +1,7 @@
 // The search hot loops allocate nothing once warm (issue 14): a global operator new that counts,
 // around the stage DP on instances it has seen (building the instance, its floors, and solving
 // it) and Zorse's Phase 2 on a candidate (every ministage count priced, none better than the cut-off).
-// Metis' intra-stage walk on candidates it has walked.
+// Metis' intra-stage walk on candidates it has walked. AutoHet's grouping search per node.
 // Its own binary: replacing operator new is global.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
@@ -15,6 +15,7 @@
 #include "hetplan/planners/zorse.hpp"
 #include "hetplan/fixtures/metis_gpt2.hpp"
 #include "hetplan/search/metis/search.hpp"
+#include "hetplan/search/partition/device_grouping.hpp"
 
 namespace {
 std::atomic<std::size_t> allocations{0};
@@ -199,4 +200,23 @@ TEST_CASE("Metis: no allocation per candidate walk once warm (shares, layer bala
     CHECK(first > 0);
     CHECK(count(walk_all) == 0);
     CHECK(steps == 2 * first);
+}
+
+TEST_CASE("AutoHet device grouping: no allocation per search node once warm") {
+    // 192 units of A100 / H800 / H20 at TP 1 (the "[autohet]" benchmark's pool: datasheet
+    // powers, two units per group for memory). A warm solve allocates for the incumbents it
+    // keeps and the grouping it returns (a vector per group), nothing per node: a per-node
+    // allocation would count in the hundreds of thousands.
+    grouping_problem in;
+    in.classes = {{96, 312, 80}, {48, 989, 80}, {48, 148, 96}};
+    in.min_memory = 150;
+    in.microbatches.total = 512;
+    auto any = [](std::span<const int>) { return true; };
+    grouping_solver<> solver;
+    REQUIRE(solver.solve(in, any));
+    std::optional<device_grouping> g;
+    const std::size_t n = count([&] { g = solver.solve(in, any); });
+    REQUIRE(g);
+    CHECK(solver.stats.nodes > 300'000);
+    CHECK(n < 1'000);
 }
