@@ -144,6 +144,26 @@ PYBIND11_MODULE(_hetplan, m) {
         return out.dump();
     }, py::arg("inputs"), py::arg("options"));
 
+    m.def("pareto", [](const std::string& inputs, const std::string& options) {
+        const io::json j = io::parse_text(options, "options");
+        const io::cursor o(j, "options");
+        std::string planner = "sailor";
+        std::optional<double> deadline_s;
+        std::size_t points = 64;
+        if (auto n = o.find("points")) points = static_cast<std::size_t>(n->integer(1, 1000));
+        io::json rest = j;  // the request's fields, checked by read_request
+        rest.erase("points");
+        const planning_request rq = read_request(io::cursor(rest, "options"), planner, deadline_s);
+        const app::inputs in = read_inputs(inputs);
+        const problem pb = in.pb();
+        any_planner p = planner_named(planner);
+        stop_condition stop;
+        if (deadline_s)
+            stop.deadline = stop_condition::clock::now() + std::chrono::duration_cast<stop_condition::clock::duration>(std::chrono::duration<double>(*deadline_s));
+        const app::pareto_report r = app::run_pareto(p, pb, rq.target, rq.limits, points, "points", stop, [] { return std::string("stopped at the deadline"); });
+        return app::pareto_json(p.name(), r, pb.hw).dump();
+    }, py::arg("inputs"), py::arg("options"));
+
     m.def("simulate", [](const std::string& inputs, const std::string& plan_text, const std::string& planner) {
         const app::inputs in = read_inputs(inputs);
         const problem pb = in.pb();

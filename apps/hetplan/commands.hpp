@@ -33,7 +33,9 @@
 #include "hetplan/io.hpp"
 #include "hetplan/planners/autohet_recovery.hpp"
 #include "hetplan/planners/cross_price.hpp"
+#include "hetplan/planners/pareto.hpp"
 #include "hetplan/planners/registry.hpp"
+#include "hetplan/render/pareto_svg.hpp"
 #include "hetplan/render/plan_svg.hpp"
 #include "report.hpp"
 #include "run_rank.hpp"
@@ -48,6 +50,10 @@ inline constexpr const char* usage_text =
     "  hetplan simulate [INPUT] [--plan PLAN.json] [--planner NAME] [--json OUT] [--svg OUT]\n"
     "  hetplan compare  [INPUT] [--planners a,b,...] [--price-with a,b,...|all] [--objective ...] [--deadline S] [--json OUT]\n"
     "                   [--timing on|off] (--price-with: every plan priced by those planners' models too)\n"
+    "  hetplan pareto   [INPUT] [--planner NAME] [--objective throughput|cost] [--max-cost USD] [--min-throughput IT_PER_S]\n"
+    "                   [--points N] [--deadline S] [--json OUT] [--svg OUT]\n"
+    "                   (the Pareto front of throughput against USD per iteration: the fastest plan, then the fastest\n"
+    "                   strictly cheaper one, ...; --objective marks the plan it would choose; --deadline for the whole front)\n"
     "  hetplan recover  INPUT --from OLD.json --to NEW.json [--json OUT]   (AutoHet §IV: checkpoint transfers)\n"
     "  hetplan import   sailor|zorse|cephalo DIR SELECTION --out OUTDIR\n"
     "                   (a published data folder as hetplan's cluster/model/job/profiles JSON)\n"
@@ -88,7 +94,8 @@ struct options {
     std::optional<usd> max_cost;
     std::optional<double> min_throughput;
     std::size_t top = 1;
-    std::optional<double> deadline_s;  ///< per search
+    std::size_t points = 64;           ///< pareto: the most points searched
+    std::optional<double> deadline_s;  ///< per search (pareto: for the whole front)
     std::string gpu_name = "CPU";      ///< profile: the GPU type the profile is for
     std::string device = "cpu";        ///< profile, run: the compute (cpu or one of gpu_devices())
     std::vector<int> mbs{1, 2, 4}, tps{1};
@@ -198,10 +205,10 @@ inline options parse(const std::vector<std::string>& args, const std::vector<std
             const double d = parse_number(a, v);
             if (!(d >= 1 && d <= 10000 && d == std::floor(d))) throw input_error("option " + a + ": must be a whole number from 1 to 10000");
             (a == "--repeats" ? o.repeats : o.steps) = static_cast<int>(d);
-        } else if (a == "--top") {
+        } else if (a == "--top" || a == "--points") {
             const double d = parse_number(a, v);
-            if (!(d >= 1 && d <= 1000 && d == std::floor(d))) throw input_error("option --top: must be a whole number from 1 to 1000");
-            o.top = static_cast<std::size_t>(d);
+            if (!(d >= 1 && d <= 1000 && d == std::floor(d))) throw input_error("option " + a + ": must be a whole number from 1 to 1000");
+            (a == "--top" ? o.top : o.points) = static_cast<std::size_t>(d);
         }
     }
     return o;
@@ -716,6 +723,85 @@ inline int compare_command(const std::vector<std::string>& args) {
     return 0;
 }
 
+/// A Pareto front as the command line and the Python module report it: the points, the notes
+/// (why it is not complete), and the point the objective would choose (-1: none).
+struct pareto_report {
+    pareto_result front;
+    std::vector<std::string> notes;
+    std::ptrdiff_t chosen = -1;
+};
+
+/// The front of `p` within `limits`, at most `points` points (the option `points_name`); `stop`
+/// ends it, and the points so far come back with a note from `why_stopped`.
+inline pareto_report run_pareto(any_planner& p, const problem& pb, objective_kind target, const constraints& limits, std::size_t points,
+                                const std::string& points_name, const stop_condition& stop, const std::function<std::string()>& why_stopped) {
+    pareto_options opt;
+    opt.max_points = points;
+    opt.limits = limits;
+    opt.stop = stop;
+    pareto_report r;
+    r.front = pareto_front(p, pb, opt);
+    r.notes = r.front.notes;
+    std::erase(r.notes, std::string(search::stopped_note));
+    if (r.front.stopped) r.notes.push_back(why_stopped() + ": the points found so far");
+    else if (!r.front.complete && !r.front.points.empty()) r.notes.push_back(points_name + " " + std::to_string(points) + " reached: cheaper plans may follow");
+    // The plan the objective would choose within the range: the fastest, or the cheapest.
+    if (!r.front.points.empty()) r.chosen = target == objective_kind::throughput ? 0 : std::ptrdiff_t(r.front.points.size()) - 1;
+    return r;
+}
+
+inline io::json pareto_json(const std::string& planner, const pareto_report& r, const cluster& hw) {
+    io::json j = {{"planner", planner}, {"complete", r.front.complete}, {"searches", r.front.searches}, {"points", io::json::array()}, {"notes", r.notes}};
+    for (const ranked_plan& c : r.front.points) j["points"].push_back(choice_json(c, hw));
+    j["chosen"] = r.chosen < 0 ? io::json(nullptr) : io::json(r.chosen);
+    return j;
+}
+
+/// `hetplan pareto`: the front of throughput against USD per iteration (planners/pareto.hpp).
+inline int pareto_command(const std::vector<std::string>& args) {
+    const auto o = parse(args, with_source_options({"--cluster", "--model", "--job", "--profiles", "--planner", "--objective", "--max-cost",
+                                                    "--min-throughput", "--points", "--json", "--svg", "--deadline"}));
+    const auto in = load_inputs(o, true);
+    const problem pb = in.pb();
+    any_planner p = planner_named(o.planner);
+    constraints limits;
+    if (o.max_cost) limits.max_usd = o.max_cost->value;
+    limits.min_throughput = o.min_throughput;
+    stop_condition stop;
+    stop.token = interrupt_source().get_token();
+    if (o.deadline_s)
+        stop.deadline = stop_condition::clock::now() + std::chrono::duration_cast<stop_condition::clock::duration>(std::chrono::duration<double>(*o.deadline_s));
+    auto prev = std::signal(SIGINT, on_sigint);
+    const pareto_report r = run_pareto(p, pb, o.target, limits, o.points, "--points", stop,
+                                       [] { return std::string(interrupted().load() ? "stopped by Ctrl-C" : "stopped at the --deadline"); });
+    std::signal(SIGINT, prev);
+    const pareto_result& f = r.front;
+    std::printf("Pareto front of %s (%s), %s: %zu point(s) from %zu searches%s\n", p.name().c_str(), p.paper().c_str(), pb.model.name.c_str(),
+                f.points.size(), f.searches, f.complete ? "" : " (not complete)");
+    if (!f.points.empty()) {
+        std::printf("\n  %-3s %12s %10s %10s %6s %10s\n", "#", "s/iteration", "iter/s", "USD/iter", "GPUs", "pipelines");
+        for (std::size_t k = 0; k < f.points.size(); ++k) {
+            const ranked_plan& c = f.points[k];
+            const std::string shape = std::to_string(c.pl.pipelines.size()) + " x " + std::to_string(c.pl.pipelines.front().stages.size()) + " st";
+            const char* mark = std::ptrdiff_t(k) != r.chosen ? "" : o.target == objective_kind::throughput ? "   <- the fastest" : "   <- the cheapest";
+            std::printf("  %-3zu %12.3f %10.4f %10.4f %6d %10s%s\n", k + 1, c.est.time.iteration.value, c.est.time.throughput(), c.est.money.total.value,
+                        c.pl.total_gpus(), shape.c_str(), mark);
+        }
+    }
+    print_notes(stdout, r.notes);
+    if (!o.json_out.empty()) write_file(o.json_out, pareto_json(p.name(), r, pb.hw).dump(2) + "\n");
+    if (!o.svg_out.empty()) {
+        pareto_svg_options so;
+        so.chosen = r.chosen;
+        write_file(o.svg_out, pareto_svg(pb, f, {}, so));
+    }
+    if (f.points.empty()) {
+        std::fprintf(stderr, "hetplan: no plan satisfies the request%s\n", r.notes.empty() ? "" : " (see the notes above)");
+        return 1;
+    }
+    return 0;
+}
+
 inline int list_command(const std::vector<std::string>& args) {
     (void)parse(args, {});
     std::printf("GPU types (fixtures/gpus.hpp):\n  %-10s %8s %12s %10s\n", "name", "memory", "FP16 TFLOP/s", "USD/hour");
@@ -920,6 +1006,7 @@ inline int run(const std::vector<std::string>& args) {
         if (args[0] == "plan") return plan_command(rest);
         if (args[0] == "simulate") return simulate_command(rest);
         if (args[0] == "compare") return compare_command(rest);
+        if (args[0] == "pareto") return pareto_command(rest);
         if (args[0] == "list") return list_command(rest);
         if (args[0] == "recover") return recover_command(rest);
         if (args[0] == "profile") return profile_command(rest);
@@ -927,7 +1014,7 @@ inline int run(const std::vector<std::string>& args) {
         if (args[0] == "bandwidth") return bandwidth_command(rest);
         if (args[0] == "export") return export_command(rest);
         if (args[0] == "import") return import_command(rest);
-        throw input_error("unknown command '" + args[0] + "' (plan, simulate, compare, recover, import, export, list, profile, run, bandwidth)");
+        throw input_error("unknown command '" + args[0] + "' (plan, simulate, compare, pareto, recover, import, export, list, profile, run, bandwidth)");
     } catch (const hetplan::error& e) {
         std::fprintf(stderr, "hetplan: %s\n", e.what());
         return 2;

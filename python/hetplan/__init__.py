@@ -16,7 +16,7 @@ import json as _json
 from . import _hetplan
 from ._hetplan import Error, InputError
 
-__all__ = ["plan", "compare", "simulate", "validate", "export", "import_data", "planners", "InputError", "Error"]
+__all__ = ["plan", "compare", "pareto", "simulate", "validate", "export", "import_data", "planners", "InputError", "Error"]
 
 
 def _text(value, what):
@@ -60,6 +60,16 @@ def compare(inputs=None, planners=None, objective="throughput", max_cost=None, m
     if price_with is not None:
         options["price_with"] = list(price_with)
     return _json.loads(_hetplan.compare(_text(inputs, "inputs"), _json.dumps(options)))
+
+
+def pareto(inputs=None, planner="sailor", objective="throughput", max_cost=None, min_throughput=None, points=64, deadline=None):
+    """The Pareto front of throughput against USD per iteration: the fastest plan, then the fastest
+    strictly cheaper one, and so on. Returns {"planner", "complete", "searches", "notes", "chosen",
+    "points": [like plan()'s "plans"]}, fastest first; "chosen" is the point the objective picks
+    within max_cost / min_throughput. deadline: seconds, for the whole front."""
+    options = {"planner": planner, "objective": objective, "max_cost": max_cost, "min_throughput": min_throughput,
+               "points": points, "deadline": deadline}
+    return _json.loads(_hetplan.pareto(_text(inputs, "inputs"), _json.dumps(options)))
 
 
 def simulate(inputs, plan, planner="sailor"):

@@ -104,6 +104,23 @@ def test_compare_prices_each_plan_with_other_models():
         hetplan.compare(planners=["sailor"], price_with=["alpa"])
 
 
+def test_pareto_front_is_monotone_and_marks_the_choice():
+    # The small CPU cluster of the exec tests: a short front, searched whole.
+    f = hetplan.pareto(files())
+    assert f["planner"] == "sailor" and f["complete"] and f["points"]
+    times = [p["iteration_s"] for p in f["points"]]
+    costs = [p["cost_usd"] for p in f["points"]]
+    assert times == sorted(times) and costs == sorted(costs, reverse=True)
+    assert f["chosen"] == 0
+    assert f["points"][0]["iteration_s"] == pytest.approx(hetplan.plan(files())["plans"][0]["iteration_s"], rel=1e-12)
+    cheapest = hetplan.pareto(files(), objective="cost")
+    assert cheapest["chosen"] == len(cheapest["points"]) - 1
+    first = hetplan.pareto(None, points=1)
+    assert len(first["points"]) == 1 and not first["complete"] and any("points 1 reached" in n for n in first["notes"])
+    with pytest.raises(hetplan.InputError, match="points"):
+        hetplan.pareto(None, points=0)
+
+
 def test_export_frameworks_and_ranks():
     r = hetplan.plan()
     m = hetplan.export(None, r, "megatron")

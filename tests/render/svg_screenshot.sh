@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Renders `hetplan plan --svg` in headless Chromium and checks the screenshot is a picture; a
+# Renders `hetplan plan --svg` and `hetplan pareto --svg` in headless Chromium and checks the screenshot is a picture; a
 # blank SVG through the same path must be rejected (so the check can fail).
 # usage: svg_screenshot.sh HETPLAN_BINARY OUT_DIR
 # Exit 77 (skipped) when Chromium or python3 is missing, unless HETPLAN_REQUIRE_BROWSER=1.
@@ -22,6 +22,9 @@ shoot() {  # svg png
 "$bin" plan --svg "$out/plan.svg" >"$out/plan.txt"
 shoot "$out/plan.svg" "$out/plan.png"
 python3 "$here/png_not_blank.py" "$out/plan.png"
+"$bin" pareto --points 4 --svg "$out/pareto.svg" >"$out/pareto.txt"
+shoot "$out/pareto.svg" "$out/pareto.png"
+python3 "$here/png_not_blank.py" "$out/pareto.png"
 printf '<svg xmlns="http://www.w3.org/2000/svg" width="1100" height="600"><rect width="100%%" height="100%%" fill="white"/></svg>\n' >"$out/blank.svg"
 shoot "$out/blank.svg" "$out/blank.png"
 if python3 "$here/png_not_blank.py" "$out/blank.png"; then echo "svg screenshot: a blank page passed the check"; exit 1; fi

@@ -99,8 +99,11 @@ public:
     /// The straightforward search (the tests' reference): no floors, neither for instances nor
     /// inside the stage DP. It returns the same plans.
     [[nodiscard]] auto straightforward() const { return with_bound(search::no_bound{}).with_solver(search::stage_dp<typename Sim::time_type>(sim_.time, false)); }
-    /// Exhaustive search in place of the stage DP (small instances only; tests).
-    [[nodiscard]] auto exhaustive() const { return with_solver(search::exhaustive_solver<Sim>(sim_)); }
+    /// Exhaustive search in place of the stage DP (small instances only; tests), `visit` called
+    /// with every plan it prices.
+    [[nodiscard]] auto exhaustive(typename search::exhaustive_solver<Sim>::visitor visit = {}) const {
+        return with_solver(search::exhaustive_solver<Sim>(sim_, std::move(visit)));
+    }
 
     template <concepts::objective O, class... Hooks>
     [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq) {

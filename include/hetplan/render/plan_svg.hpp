@@ -77,7 +77,23 @@ public:
         os_ << "<line x1=\"" << num(x1) << "\" y1=\"" << num(y1) << "\" x2=\"" << num(x2) << "\" y2=\"" << num(y2) << "\" stroke=\"" << stroke
             << "\" stroke-width=\"" << num(width) << "\"/>\n";
     }
+    void circle(double x, double y, double r, const char* fill, const std::string& tip = {}, const char* stroke = nullptr) {
+        os_ << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"" << num(r) << "\" fill=\"" << fill << "\"";
+        if (stroke) os_ << " stroke=\"" << stroke << "\" stroke-width=\"2\"";
+        if (tip.empty()) os_ << "/>\n";
+        else os_ << "><title>" << escape(tip) << "</title></circle>\n";
+    }
+    /// Markup the other shapes do not cover (e.g. rotated text), as given.
+    void raw(const std::string& markup) { os_ << markup; }
     [[nodiscard]] std::string str() const { return os_.str(); }
+    /// The whole page: what was drawn, on white, `width` x `height`.
+    [[nodiscard]] std::string document(double width, double height) const {
+        std::ostringstream out;
+        out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width) << "\" height=\"" << num(height) << "\" viewBox=\"0 0 "
+            << num(width) << " " << num(height) << "\" font-family=\"sans-serif\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+            << os_.str() << "</svg>\n";
+        return out.str();
+    }
 
 private:
     std::ostringstream os_;
@@ -226,11 +242,7 @@ inline std::string describe_workers(const problem& pb, const stage& st) {
     y += 10;
     legend({{"weights", palette::weights}, {"gradients", palette::grads}, {"optimizer state", palette::optim},
             {"activations", palette::activ}, {"buffers and overhead", palette::other}});
-    std::ostringstream out;
-    out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(W) << "\" height=\"" << num(y) << "\" viewBox=\"0 0 " << num(W) << " "
-        << num(y) << "\" font-family=\"sans-serif\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-        << c.str() << "</svg>\n";
-    return out.str();
+    return c.document(W, y);
 }
 
 }  // namespace hetplan

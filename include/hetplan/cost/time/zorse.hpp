@@ -365,7 +365,9 @@ private:
         p.ramp = seconds{lat.fill + lat.drain};
         p.steady = seconds{lat.core};
         p.total = seconds{lat.total};
-        p.straggler = seconds{lat.core};
+        // No per-microbatch straggler: with ministages interleaved the core is the busiest
+        // group's whole batch (Zorse §4.2), not (microbatches - 1) x one stage's time.
+        p.straggler = seconds{0};
         rep.pipelines.push_back(p);
         rep.pipeline = p.total;
         rep.update = seconds{ld.groups.empty() ? 0.0 : ld.groups[0].update};

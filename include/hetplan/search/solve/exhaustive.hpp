@@ -2,7 +2,9 @@
 // Exhaustive search over the same plan space as the stage DP (a concepts::solver): every
 // sequence of per-stage compositions that fits the pool and the pruners, each built into a plan
 // and priced by the full simulator. Exponential; for checking the DP's optimality on small
-// instances (<= 16 GPUs) and nothing else.
+// instances (<= 16 GPUs) and nothing else. A visitor sees every plan it prices (the tests'
+// enumeration of a whole space, e.g. for the Pareto front).
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -14,7 +16,8 @@ namespace hetplan::search {
 template <class Simulator = simulator<>>
 class exhaustive_solver {
 public:
-    explicit exhaustive_solver(Simulator sim = {}) : sim_(std::move(sim)) {}
+    using visitor = std::function<void(const plan&, const estimate&)>;
+    explicit exhaustive_solver(Simulator sim = {}, visitor visit = {}) : sim_(std::move(sim)), visit_(std::move(visit)) {}
     [[nodiscard]] static constexpr const char* name() { return "exhaustive"; }
     [[nodiscard]] const auto& time_model() const { return sim_.time; }
     template <class Pr>
@@ -37,6 +40,7 @@ public:
                 const plan pl = build_plan(sp, chosen);
                 const estimate e = sim_.run(pb, pl);
                 ++plans_;
+                if (visit_) visit_(pl, e);
                 objective_terms t;
                 t.iteration = e.time.iteration.value;
                 t.usd = e.money.total.value;
@@ -68,6 +72,7 @@ public:
 
 private:
     Simulator sim_;
+    visitor visit_;
     std::vector<composition> best_chosen_;
     std::size_t plans_ = 0;
     bool stopped_ = false;
