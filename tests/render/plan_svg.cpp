@@ -46,16 +46,23 @@ TEST_CASE("plan svg: the built-in example's two stages, lengths from the estimat
     const problem pb = in.as_problem();
     const auto est = simulator<>{}.run(pb, in.example_plan);
     svg_options opt;
-    opt.max_blocks_per_row = 1000;  // every microbatch drawn
+    opt.min_block_px = 0;  // every microbatch drawn
     const std::string svg = plan_svg(pb, in.example_plan, est, opt);
     CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
     CHECK(svg.find("</svg>\n") == svg.size() - 7);
     CHECK(svg.find("p0 s0: 2 x V100-16 TP4 (us-central1-a)") != std::string::npos);
     CHECK(svg.find("p0 s1: 2 x A100-40 TP4 (us-central1-a)") != std::string::npos);
     // Find each stage row's y from its first forward block, then compare the drawn forward and
-    // backward lengths with microbatches x the stage's per-microbatch times (scale: the chart
-    // spans the iteration).
-    const double chart = opt.width - 270 - 20, scale = chart / est.time.iteration.value;
+    // backward lengths with microbatches x the stage's per-microbatch times (scale: a row's idle
+    // background spans the iteration, or the schedule where it runs longer).
+    const schedule_timeline tl = make_schedule_timeline(in.example_plan, est);
+    double T = est.time.iteration.value;
+    for (const auto& b : tl.blocks) T = std::max(T, b.end);
+    double chart = 0;
+    for (const auto& r : tipped_rects(svg))
+        if (r.tip == "idle") chart = r.width;
+    REQUIRE(chart > 0);
+    const double scale = chart / T;
     const int m = in.example_plan.pipelines[0].stages[0].workers[0].num_microbatches;
     const auto rects = tipped_rects(svg);
     std::vector<std::string> rows;  // y of each row with forward blocks, in drawing order

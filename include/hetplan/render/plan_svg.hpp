@@ -1,12 +1,11 @@
 #pragma once
-// A picture of a plan as one self-contained SVG: the schedule of one iteration as a Gantt chart
-// (a row per pipeline stage: forward, backward, communication, optimizer step and idle time)
-// and each worker's memory as a stacked bar against its GPU's capacity, GPU types and zones
-// labelled. Lengths come from the simulator's breakdown (`estimate`): per stage, the forward
-// and backward of one microbatch, its sends, the exposed gradient synchronisation and the
-// update; the order of the microbatch blocks is drawn as 1F1B (warm-up forwards, then one
-// forward one backward) — a schematic of where the time goes, not a trace.
+// A picture of a plan as one self-contained SVG: one iteration as a timeline (a row per pipeline
+// stage: each microbatch's forward and backward where the schedule places them, so the bubbles
+// show, then gradient synchronisation and the optimizer step; cost/schedule_timeline.hpp) and
+// each worker's memory as a stacked bar against its GPU's capacity, GPU types and zones
+// labelled. Lengths come from the simulator's breakdown (`estimate`); labels are never cut.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <initializer_list>
 #include <map>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "hetplan/plan/problem.hpp"
+#include "hetplan/cost/schedule_timeline.hpp"
 #include "hetplan/cost/simulator.hpp"
 #include "hetplan/plan/plan.hpp"
 
@@ -24,7 +24,9 @@ namespace hetplan {
 struct svg_options {
     double width = 1100;
     std::string title;            ///< first line; empty: model, GPUs and iteration time
-    int max_blocks_per_row = 48;  ///< beyond this many microbatches, forward and backward are drawn aggregated
+    /// Touching microbatch blocks narrower than this (pixels) are drawn as one block (a run of
+    /// forwards and backwards); 0 draws every block.
+    double min_block_px = 3;
 };
 
 namespace detail::svg {
@@ -53,6 +55,7 @@ struct palette {
     static constexpr const char* comm = "#59a14f";
     static constexpr const char* update = "#b07aa1";
     static constexpr const char* idle = "#e6e6e6";
+    static constexpr const char* mixed = "#c9a26b";
     static constexpr const char* weights = "#4e79a7";
     static constexpr const char* grads = "#f28e2b";
     static constexpr const char* optim = "#e15759";
@@ -99,6 +102,10 @@ private:
     std::ostringstream os_;
 };
 
+/// About how wide `chars` characters of sans-serif text at `px` pixels are (an upper estimate:
+/// digits and lower case run 0.5-0.56 em).
+inline double text_width(std::size_t chars, double px) { return 0.58 * px * double(chars); }
+
 /// "4 x A100-40 TP4 (us-central1-a) + 2 x V100-16 ..." for a stage's workers.
 inline std::string describe_workers(const problem& pb, const stage& st) {
     std::map<std::tuple<std::string, int, std::string>, int> count;
@@ -118,9 +125,20 @@ inline std::string describe_workers(const problem& pb, const stage& st) {
 [[nodiscard]] inline std::string plan_svg(const problem& pb, const plan& pl, const estimate& est, const svg_options& opt = {}) {
     using namespace detail::svg;
     canvas c;
-    const double W = opt.width, left = 270, right = 20, chart = W - left - right;
-    const double T = std::max(est.time.iteration.value, 1e-12);
-    const double xs = chart / T;
+    // Row labels are never cut: the label column is as wide as the longest (11 px text at
+    // about 6.2 px per character), and the page wider where that leaves the chart too little.
+    std::vector<std::string> row_labels;
+    for (std::size_t p = 0; p < pl.pipelines.size(); ++p)
+        for (std::size_t s = 0; s < pl.pipelines[p].stages.size(); ++s)
+            row_labels.push_back("p" + std::to_string(p) + " s" + std::to_string(s) + ": " + describe_workers(pb, pl.pipelines[p].stages[s]));
+    std::size_t longest = 0;
+    for (const auto& l : row_labels) longest = std::max(longest, l.size());
+    for (const auto& w : est.memory.workers) {  // the memory bars' names (below), with a "N x " prefix
+        const auto& wg = pl.pipelines[w.pipeline].stages[w.stage].workers[w.worker];
+        longest = std::max(longest, 12 + pb.hw.gpu(wg.gpu).type_name.size() + pb.hw.zone(wg.zone).name.size() + 16);
+    }
+    const double left = std::max(270.0, 12 + text_width(longest, 11) + 16), right = 20;
+    const double W = std::max(opt.width, left + 560 + right), chart = W - left - right;
     double y = 28;
     const std::string title = !opt.title.empty() ? opt.title
                                                  : pb.model.name + ", batch " + std::to_string(pb.job.global_batch) + " on " +
@@ -128,8 +146,24 @@ inline std::string describe_workers(const problem& pb, const stage& st) {
                                                        " s/iteration, " + num(est.money.total.value) + " USD/iteration";
     c.text(12, y, title, 16, "start", "bold");
     y += 22;
-    c.text(12, y, "One iteration per pipeline stage (lengths from the simulator; microbatch order drawn as 1F1B)", 12);
+    const schedule_timeline tl = make_schedule_timeline(pl, est);
+    c.text(12, y,
+           tl.exact ? "One iteration per pipeline stage: each microbatch's forward and backward as " + std::string(to_string(pl.schedule)) +
+                          " places them (lengths from the simulator), then gradient sync and the optimizer step"
+                    : "One iteration per pipeline stage: all microbatches' work as one block (" + std::string(to_string(pl.schedule)) +
+                          " has no per-microbatch order in its model), then gradient sync and the optimizer step",
+           12);
     y += 14;
+    // Where the schedule ends before or after the time model's pipeline phase (Sailor's
+    // warm-up + (M - 1) x straggler is an estimate of the schedule), sync starts at the model's.
+    double schedule_end = 0;
+    for (double e : tl.pipeline_end) schedule_end = std::max(schedule_end, e);
+    const bool apart = tl.exact && std::abs(schedule_end - tl.pipeline_phase) > 0.005 * std::max(tl.pipeline_phase, 1e-12);
+    if (apart) {
+        c.text(12, y + 2, "The schedule's last backward ends at " + num(schedule_end) + " s; the time model's pipeline phase at " + num(tl.pipeline_phase) +
+                              " s (dashed), where gradient sync starts", 12);
+        y += 16;
+    }
     // Colour keys: a square and a name each, in a row.
     auto legend = [&](std::initializer_list<std::pair<const char*, const char*>> items) {
         double lx = 12;
@@ -140,67 +174,60 @@ inline std::string describe_workers(const problem& pb, const stage& st) {
         }
         y += 24;
     };
-    legend({{"forward", palette::forward}, {"backward", palette::backward}, {"communication", palette::comm},
-            {"optimizer step", palette::update}, {"idle", palette::idle}});
-    // Time axis.
+    legend({{"forward", palette::forward}, {"backward", palette::backward}, {"forward + backward, too narrow apart", palette::mixed},
+            {"communication", palette::comm}, {"optimizer step", palette::update}, {"idle", palette::idle}});
+    // Time axis: the model's iteration, or the timeline's end where the schedule runs longer.
+    double T = std::max(est.time.iteration.value, 1e-12);
+    for (const auto& b : tl.blocks) T = std::max(T, b.end);
+    const double xs = chart / T;
     const int ticks = 5;
     for (int k = 0; k <= ticks; ++k) {
         const double t = T * k / ticks, x = left + t * xs;
         c.line(x, y, x, y + 6, "#555");
-        c.text(x, y - 2, num(t) + " s", 10, "middle");
+        c.text(x, y - 2, num(t) + " s", 10, ticks == k ? "end" : k == 0 ? "start" : "middle");
     }
     y += 10;
-    const double row_h = 18, gap = 6;
-    std::size_t idx = 0;
-    for (std::size_t p = 0; p < pl.pipelines.size(); ++p) {
-        const auto& pipe = pl.pipelines[p];
-        const std::size_t S = pipe.stages.size();
-        const pipeline_time* pt = p < est.time.pipelines.size() ? &est.time.pipelines[p] : nullptr;
-        const double phase = pt ? pt->total.value : est.time.pipeline.value;
-        // Warm-up: a stage starts once one microbatch has passed every stage before it.
-        double lead = 0;
-        for (std::size_t s = 0; s < S; ++s, ++idx) {
-            const stage_time st = idx < est.time.stages.size() ? est.time.stages[idx] : stage_time{};
-            int m = 1;  // the stage's most microbatches on one GPU
-            for (const auto& w : pipe.stages[s].workers) m = std::max(m, w.num_microbatches);
-            double f = (st.forward.value > 0 ? st.forward : st.compute * (1.0 / 3)).value;
-            double b = std::max(st.compute.value - f, 0.0), x2 = st.p2p.value;
-            // The stage's busy time as its model reports it (Zorse's groups: the busiest GPU
-            // class, which need not be the one with the most microbatches); blocks scaled to it.
-            const double drawn = m * (f + b + x2);
-            const double busy = st.busy.value > 0 ? st.busy.value : drawn;
-            if (drawn > 0) f *= busy / drawn, b *= busy / drawn, x2 *= busy / drawn;
-            const double start = std::clamp(lead, 0.0, std::max(phase - busy, 0.0));
-            const std::string label = "p" + std::to_string(p) + " s" + std::to_string(s) + ": " + describe_workers(pb, pipe.stages[s]);
-            c.text(12, y + 13, label.size() > 44 ? label.substr(0, 41) + "..." : label, 11);
+    const double row_h = 18, gap = 6, rows_top = y;
+    std::size_t at = 0, row = 0;  // tl.blocks is by pipeline, stage, start
+    for (std::size_t p = 0; p < pl.pipelines.size(); ++p)
+        for (std::size_t s = 0; s < pl.pipelines[p].stages.size(); ++s) {
+            c.text(12, y + 13, row_labels[row++], 11);
             c.rect(left, y, T * xs, row_h, palette::idle, "idle");
-            double x = left + start * xs;
-            auto block = [&](double len, const char* col, const std::string& tip) {
-                c.rect(x, y, len * xs, row_h, col, tip);
-                x += len * xs;
-            };
-            if (m <= opt.max_blocks_per_row) {
-                const int warm = std::min<int>(m, static_cast<int>(S - s));
-                int fw = 0, bw = 0;
-                auto fwd = [&] { block(f, palette::forward, "forward, microbatch " + std::to_string(fw++)); block(x2 / 2, palette::comm, "send"); };
-                auto bwd = [&] { block(b, palette::backward, "backward, microbatch " + std::to_string(bw++)); block(x2 / 2, palette::comm, "send"); };
-                for (int k = 0; k < warm; ++k) fwd();
-                while (bw < m) {
-                    bwd();
-                    if (fw < m) fwd();
+            // Runs of touching microbatch blocks too narrow to draw apart become one block.
+            for (; at < tl.blocks.size() && tl.blocks[at].pipeline == p && tl.blocks[at].stage == s;) {
+                const timeline_block& b = tl.blocks[at];
+                if (b.kind == block_kind::forward || b.kind == block_kind::backward) {
+                    std::size_t e = at + 1;
+                    double stop = b.end;
+                    while (e < tl.blocks.size() && tl.blocks[e].pipeline == p && tl.blocks[e].stage == s &&
+                           (tl.blocks[e].kind == block_kind::forward || tl.blocks[e].kind == block_kind::backward) && (tl.blocks[e].start - stop) * xs < 0.5 &&
+                           (tl.blocks[e].end - tl.blocks[e].start) * xs < opt.min_block_px && (b.end - b.start) * xs < opt.min_block_px)
+                        stop = tl.blocks[e++].end;
+                    if (e > at + 1) {
+                        c.rect(left + b.start * xs, y, (stop - b.start) * xs, row_h, palette::mixed,
+                               "microbatches " + std::to_string(tl.blocks[at].microbatch) + " to " + std::to_string(tl.blocks[e - 1].microbatch) +
+                                   ", forwards and backwards, " + num(b.start) + "-" + num(stop) + " s");
+                        at = e;
+                        continue;
+                    }
                 }
-            } else {
-                block(m * f, palette::forward, std::to_string(m) + " forwards");
-                block(m * b, palette::backward, std::to_string(m) + " backwards");
-                block(m * x2, palette::comm, "sends");
+                const char* col = b.kind == block_kind::forward ? palette::forward : b.kind == block_kind::backward ? palette::backward
+                                  : b.kind == block_kind::sync                                                       ? palette::comm
+                                  : b.kind == block_kind::update                                                     ? palette::update
+                                                                                                                     : palette::mixed;
+                const std::string what = b.kind == block_kind::forward    ? "forward, microbatch " + std::to_string(b.microbatch)
+                                         : b.kind == block_kind::backward ? "backward, microbatch " + std::to_string(b.microbatch)
+                                         : b.kind == block_kind::sync     ? "gradient synchronisation"
+                                         : b.kind == block_kind::update   ? "optimizer step"
+                                                                          : "every microbatch's forward, backward and sends";
+                c.rect(left + b.start * xs, y, (b.end - b.start) * xs, row_h, col, what + ", " + num(b.start) + "-" + num(b.end) + " s");
+                ++at;
             }
-            x = left + std::max(phase, start + busy) * xs;
-            block(st.sync.value, palette::comm, "gradient synchronisation " + num(st.sync.value) + " s");
-            block(st.update.value, palette::update, "optimizer step " + num(st.update.value) + " s");
             y += row_h + gap;
-            lead += f + x2 / 2;
         }
-    }
+    if (apart)
+        c.raw("<line x1=\"" + num(left + tl.pipeline_phase * xs) + "\" y1=\"" + num(rows_top - 2) + "\" x2=\"" + num(left + tl.pipeline_phase * xs) +
+              "\" y2=\"" + num(y - gap + 2) + "\" stroke=\"#222\" stroke-width=\"1.2\" stroke-dasharray=\"4 3\"/>\n");
     // Memory per worker group (alike ones merged), against capacity.
     y += 18;
     c.text(12, y, "Memory per GPU (GB) against capacity", 14, "start", "bold");
@@ -222,7 +249,7 @@ inline std::string describe_workers(const problem& pb, const stage& st) {
     }
     double most = 1;
     for (const auto& [w, n] : bars) most = std::max({most, w->capacity.value, w->total.value});
-    const double ms = chart / most, bar_h = 14;
+    const double ms = (chart - text_width(22, 10)) / most, bar_h = 14;  // room for "total of capacity OOM" after the longest bar
     y += 8;
     for (std::size_t k = 0; k < bars.size(); ++k) {
         const worker_memory& w = *bars[k].first;
