@@ -745,8 +745,13 @@ inline pareto_report run_pareto(any_planner& p, const problem& pb, objective_kin
     std::erase(r.notes, std::string(search::stopped_note));
     if (r.front.stopped) r.notes.push_back(why_stopped() + ": the points found so far");
     else if (!r.front.complete && !r.front.points.empty()) r.notes.push_back(points_name + " " + std::to_string(points) + " reached: cheaper plans may follow");
-    // The plan the objective would choose within the range: the fastest, or the cheapest.
-    if (!r.front.points.empty()) r.chosen = target == objective_kind::throughput ? 0 : std::ptrdiff_t(r.front.points.size()) - 1;
+    // The plan the objective would choose within the range: the fastest, or the cheapest (known
+    // only when the front is complete).
+    if (!r.front.points.empty()) {
+        if (target == objective_kind::throughput) r.chosen = 0;
+        else if (r.front.complete) r.chosen = std::ptrdiff_t(r.front.points.size()) - 1;
+        else r.notes.push_back("the cheapest plan is not known: the front is not complete");
+    }
     return r;
 }
 

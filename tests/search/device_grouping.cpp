@@ -88,12 +88,20 @@ TEST_CASE("device grouping: equals brute force on every pool of <= 10 units of <
                 in.min_memory = std::uniform_int_distribution<int>(0, 3)(rng) * 60.0;
                 if (trial % 2) in.microbatches.fixed = std::uniform_int_distribution<int>(1, 16)(rng);
                 else in.microbatches.total = std::uniform_int_distribution<int>(1, 64)(rng);
-                // ...or groups with more than 2 units of the first class: the solver permutes
-                // the classes inside, and the predicate must still see the caller's order.
-                auto small = [mode = trial % 3](std::span<const int> v) {
+                // ...or groups with more than 2 units of the first class (the solver permutes the
+                // classes inside; the predicate must still see the caller's order), or groups of
+                // fewer than 3 units, or of 3 (not monotone in size): the smallest admitted size
+                // the search prunes by must come from the predicate, not from memory alone.
+                auto small = [mode = trial % 5](std::span<const int> v) {
                     int n = 0;
                     for (int x : v) n += x;
-                    return mode == 2 ? n <= 4 : mode == 1 ? v[0] <= 2 : true;
+                    switch (mode) {
+                        case 1: return v[0] <= 2;
+                        case 2: return n <= 4;
+                        case 3: return n >= 3;
+                        case 4: return n == 2 || n >= 4;
+                        default: return true;
+                    }
                 };
                 grouping_solver<> s;
                 const auto fast = s.solve(in, small);

@@ -48,7 +48,7 @@ struct pipeline_time {
     int microbatches = 0;
     seconds straggler{};    ///< slowest stage per microbatch (compute + p2p)
     seconds ramp{};         ///< warm-up plus cool-down: one pass through every stage
-    seconds steady{};       ///< (microbatches - 1) x straggler
+    seconds steady{};       ///< (microbatches - 1) x straggler, where the model has one (Zorse's: its busiest group's batch)
     seconds total{};
 };
 

@@ -51,6 +51,7 @@ template <class PlanWithin>
     if (!(opt.step > 0 && opt.step < 1)) throw input_error("pareto front: step must lie in (0, 1)");
     pareto_result out;
     constraints limits = opt.limits;
+    double anchor = 0;  // the iteration time of the fastest plan the last point stands for
     auto note = [&](const std::string& n) {
         for (const std::string& m : out.notes)
             if (m == n) return;
@@ -77,10 +78,10 @@ template <class PlanWithin>
         if (!out.points.empty() && !(price < out.points.back().cost().value))
             throw model_error("pareto front: a planner returned a plan over its budget (" + std::to_string(price) + " USD)");
         // A planner's fastest plan need not be the cheapest of those as fast (its solvers break
-        // ties their own way): a cheaper one as fast, within the tie, replaces it.
-        while (!out.points.empty() && best->iteration().value <= out.points.back().iteration().value * (1 + search::tie_tolerance))
-            out.points.pop_back();
-        out.points.push_back(*best);
+        // ties their own way): a cheaper one as fast, within the tie of the fastest plan the
+        // point stood for (so that ties do not chain away from it), replaces it.
+        if (!out.points.empty() && best->iteration().value <= anchor * (1 + search::tie_tolerance)) out.points.back() = *best;
+        else anchor = best->iteration().value, out.points.push_back(*best);
         if (out.stopped) break;
         if (!(price > 0)) {  // nothing is cheaper than free
             out.complete = true;

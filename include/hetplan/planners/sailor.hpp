@@ -110,7 +110,14 @@ public:
         static_assert(concepts::check_solver<Solver, search::stage_problem<Pruners>, O>());
         pb.model.check();
         pb.job.check();
-        std::vector<ranked_plan> unconstrained = unconstrained_plans(pb, rq);
+        plan_result free = unconstrained_plans(pb, rq);
+        // The best plan without the limits is within them: no plan within them is better (the
+        // limits only remove plans), so the constrained search would return it again.
+        if (rq.top == 1 && !free.stopped && free.best() && rq.objective.admits(free.best()->terms)) {
+            free.plans.resize(1);
+            return free;
+        }
+        std::vector<ranked_plan> unconstrained = std::move(free.plans);
         memory_ = memory_for(pb.job);
         unplaceable_ = unlinked_ = 0;
         search::search_run run(pb, rq, opt_.keep);
@@ -165,7 +172,7 @@ private:
     /// is within the limits. So a budget at or above the unconstrained plan's cost returns
     /// that plan (the law docs/reproduction.md states; a property test checks it).
     template <class O, class... Hooks>
-    [[nodiscard]] std::vector<ranked_plan> unconstrained_plans(const problem& pb, const plan_request<O, Hooks...>& rq) {
+    [[nodiscard]] plan_result unconstrained_plans(const problem& pb, const plan_request<O, Hooks...>& rq) {
         if constexpr (requires(O o) { o.limits = constraints{}; }) {
             if (!rq.objective.limits.max_usd && !rq.objective.limits.min_throughput) return {};
             plan_request<O> free;
@@ -174,7 +181,7 @@ private:
             free.top = opt_.keep;
             free.rank_within = rq.rank_within;
             free.stop = rq.stop;
-            return plan(pb, free).plans;
+            return plan(pb, free);
         } else {
             return {};
         }

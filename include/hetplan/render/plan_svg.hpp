@@ -160,8 +160,10 @@ inline std::string describe_workers(const problem& pb, const stage& st) {
     for (double e : tl.pipeline_end) schedule_end = std::max(schedule_end, e);
     const bool apart = tl.exact && std::abs(schedule_end - tl.pipeline_phase) > 0.005 * std::max(tl.pipeline_phase, 1e-12);
     if (apart) {
-        c.text(12, y + 2, "The schedule's last backward ends at " + num(schedule_end) + " s; the time model's pipeline phase at " + num(tl.pipeline_phase) +
-                              " s (dashed), where gradient sync starts", 12);
+        c.text(12, y + 2,
+               "The schedule's last backward ends at " + num(schedule_end) + " s; the time model's pipeline phase at " + num(tl.pipeline_phase) + " s (dashed)" +
+                   (tl.pipeline_phase >= schedule_end ? ", where gradient sync starts" : "; gradient sync starts when the schedule ends"),
+               12);
         y += 16;
     }
     // Colour keys: a square and a name each, in a row.
@@ -204,9 +206,11 @@ inline std::string describe_workers(const problem& pb, const stage& st) {
                            (tl.blocks[e].end - tl.blocks[e].start) * xs < opt.min_block_px && (b.end - b.start) * xs < opt.min_block_px)
                         stop = tl.blocks[e++].end;
                     if (e > at + 1) {
+                        int lo = b.microbatch, hi = b.microbatch;  // 1F1B interleaves them: F3 B0 F4 B1 ...
+                        for (std::size_t k = at; k < e; ++k) lo = std::min(lo, tl.blocks[k].microbatch), hi = std::max(hi, tl.blocks[k].microbatch);
                         c.rect(left + b.start * xs, y, (stop - b.start) * xs, row_h, palette::mixed,
-                               "microbatches " + std::to_string(tl.blocks[at].microbatch) + " to " + std::to_string(tl.blocks[e - 1].microbatch) +
-                                   ", forwards and backwards, " + num(b.start) + "-" + num(stop) + " s");
+                               "microbatches " + std::to_string(lo) + " to " + std::to_string(hi) + ", forwards and backwards, " + num(b.start) + "-" +
+                                   num(stop) + " s");
                         at = e;
                         continue;
                     }

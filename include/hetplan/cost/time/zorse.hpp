@@ -362,16 +362,19 @@ private:
         int most = 0;
         for (int n : ld.microbatches) most = std::max(most, n);
         p.microbatches = most;
-        p.ramp = seconds{lat.fill + lat.drain};
+        // The drain ends with the first group's optimizer step (Zorse §4.2): said apart, as the
+        // iteration's update, so that pipeline + update is the iteration.
+        const double update = ld.groups.empty() ? 0.0 : ld.groups[0].update;
+        p.ramp = seconds{lat.fill + lat.drain - update};
         p.steady = seconds{lat.core};
-        p.total = seconds{lat.total};
+        p.total = seconds{lat.total - update};
         // No per-microbatch straggler: with ministages interleaved the core is the busiest
         // group's whole batch (Zorse §4.2), not (microbatches - 1) x one stage's time.
         p.straggler = seconds{0};
         rep.pipelines.push_back(p);
         rep.pipeline = p.total;
-        rep.update = seconds{ld.groups.empty() ? 0.0 : ld.groups[0].update};
-        rep.iteration = p.total;
+        rep.update = seconds{update};
+        rep.iteration = seconds{lat.total};
         return rep;
     }
 };

@@ -254,8 +254,8 @@ private:
 
     /// A grouping into d groups by largest power first: a unit that raises the weakest group
     /// goes there (ties: fewer units, then the first), one that would lower it (a weak GPU
-    /// lengthens the bubble more than it adds, Eq. 1) to the group it lowers least, so weak
-    /// units spread instead of piling up. Its z, or -inf if a group misses MIN_mem or the
+    /// lengthens the bubble more than it adds, Eq. 1) to the group that stays strongest with
+    /// it, so weak units spread instead of piling up. Its z, or -inf if a group misses MIN_mem or the
     /// predicate; the groups stay in `greedy_` (d rows of the classes' counts). Classes are in
     /// the search's order, strongest first. Allocates nothing once warm.
     template <class Admits>
