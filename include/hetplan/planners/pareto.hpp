@@ -36,7 +36,7 @@ struct pareto_options {
 };
 
 struct pareto_result {
-    std::vector<ranked_plan> points;  ///< fastest first; each cheaper, and slower by more than the 0.1 % tie, than the one before
+    std::vector<ranked_plan> points;  ///< fastest first; each cheaper and slower than the one before (plans within 0.1 % of a point's time are that point)
     std::vector<std::string> notes;   ///< the notes of the searches that found a point (of the first, if none did), once each
     std::size_t searches = 0;
     bool complete = false;  ///< the last search found no cheaper plan (not stopped, not cut at max_points)
