@@ -60,6 +60,23 @@ std::string describe(const io::sailor::world& w, const ranked_plan& c) {
 
 }  // namespace
 
+TEST_CASE("a published profile with the wrong layer count is refused at load time, naming the folder") {
+    // Found in calibration: Sailor's GPT-Neo-2.7 profile for GH-96 holds OPT-350's 26 layers
+    // (GPT-Neo-2.7 has 34); it was read without a word and failed at planning time, unnamed.
+    const auto refused = [] { (void)load("GPT-Neo-2.7", {"GH-96"}, {"us-central1-a"}); };
+    CHECK_THROWS_AS(refused(), input_error);
+    try {
+        refused();
+    } catch (const input_error& e) {
+        const std::string what = e.what();
+        CHECK(what.find("profiles/GPT-Neo-2.7") != std::string::npos);
+        CHECK(what.find("26 layers per point") != std::string::npos);
+        CHECK(what.find("34") != std::string::npos);
+    }
+    // The same folder's consistent profiles still load.
+    CHECK(load("GPT-Neo-2.7", {"A100-40", "V100-16"}, {"us-central1-a"}).model.layers.size() == 34);
+}
+
 TEST_CASE("item 1: OPT-350 on 128 A100 + 128 V100, maximum throughput: at least the public planner's A100-only plan (Sailor §5.2.2)") {
     auto w = load("OPT-350", {"A100-40", "V100-16"}, {"us-central1-a"});
     w.hw.pool.set(gpu_type_id{0}, zone_id{0}, 128);

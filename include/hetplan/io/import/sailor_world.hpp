@@ -10,6 +10,7 @@
 
 #include "hetplan/plan/problem.hpp"
 #include "hetplan/fixtures/gpus.hpp"
+#include "hetplan/io/consistency.hpp"
 #include "hetplan/io/import/sailor.hpp"
 
 namespace hetplan::io::sailor {
@@ -58,6 +59,10 @@ inline world load_world(const std::filesystem::path& root, const std::string& mo
     const auto llm_file = root / "llm_info.json";
     w.model = import_llm_info(cursor(parse_file(llm_file), llm_file.string()), model, w.job.sequence_length);
     for (const auto& name : gpus) import_profile_file(root / "profiles" / model / name / "profile.json", name, w.profiles);
+    // As for hetplan's own files: the published GPT-Neo-2.7 profile for GH-96 is OPT-350's (26
+    // layers for 34), which planning would only find later, without a file name.
+    check_consistency(w.hw, w.model, w.job, w.profiles,
+                      {cluster_file.string(), llm_file.string(), (root / "configs").string(), (root / "profiles" / model).string()});
     return w;
 }
 
