@@ -14,6 +14,7 @@
 
 #include "hetplan/io/import/zorse_world.hpp"
 #include "hetplan/planners/zorse.hpp"
+#include "hetplan/search/partition/boost_min_cut.hpp"
 
 using namespace hetplan;
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "../support.hpp"
+#include "hetplan/search/partition/boost_min_cut.hpp"
 #include "hetplan/search/partition/min_k_cut.hpp"
 
 using namespace hetplan;

@@ -16,6 +16,7 @@
 #include <string>
 #include <utility>
 
+#include "hetplan/core/separate_compilation.hpp"
 #include "hetplan/hardware/cluster.hpp"
 #include "hetplan/io/link_json.hpp"
 
@@ -162,9 +163,13 @@ inline cluster read_cluster(const cursor& root) {
     return {{"gpus", std::move(gpus)}, {"zones", std::move(zones)}, {"available", std::move(available)}, {"network", std::move(net)}};
 }
 
-inline cluster read_cluster_file(const std::filesystem::path& file) {
+#if HETPLAN_HEADER_BODIES
+HETPLAN_DECL cluster read_cluster_file(const std::filesystem::path& file) {
     const json j = parse_file(file);
     return read_cluster(cursor(j, file.string()));
 }
+#else
+cluster read_cluster_file(const std::filesystem::path& file);  // src/functions.cpp
+#endif
 
 }  // namespace hetplan::io

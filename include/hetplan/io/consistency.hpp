@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hetplan/core/error.hpp"
+#include "hetplan/core/separate_compilation.hpp"
 #include "hetplan/hardware/cluster.hpp"
 #include "hetplan/workload/job.hpp"
 #include "hetplan/workload/model.hpp"
@@ -19,7 +20,8 @@ struct input_sources {
 };
 
 /// Throws input_error on the first inconsistency between the inputs.
-inline void check_consistency(const cluster& hw, const model_spec& m, const job_spec& j, const profile_table& p, const input_sources& src = {}) {
+#if HETPLAN_HEADER_BODIES
+HETPLAN_DECL void check_consistency(const cluster& hw, const model_spec& m, const job_spec& j, const profile_table& p, const input_sources& src = {}) {
     if (m.sequence_length > 0 && m.sequence_length != j.sequence_length)
         throw input_error(src.job, "sequence_length",
                           std::to_string(j.sequence_length) + ", but " + src.model + " gives sequence_length " + std::to_string(m.sequence_length) +
@@ -59,5 +61,8 @@ inline void check_consistency(const cluster& hw, const model_spec& m, const job_
                                       " has no profile for it, so nothing can time it: add the peak or a profile");
         }
 }
+#else
+void check_consistency(const cluster& hw, const model_spec& m, const job_spec& j, const profile_table& p, const input_sources& src = {});  // src/functions.cpp
+#endif
 
 }  // namespace hetplan::io

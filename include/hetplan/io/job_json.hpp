@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "hetplan/core/separate_compilation.hpp"
 #include "hetplan/io/json_reader.hpp"
 #include "hetplan/workload/job.hpp"
 
@@ -56,10 +57,14 @@ inline job_spec read_job(const cursor& root) {
     return j;
 }
 
-inline job_spec read_job_file(const std::filesystem::path& file) {
+#if HETPLAN_HEADER_BODIES
+HETPLAN_DECL job_spec read_job_file(const std::filesystem::path& file) {
     const json j = parse_file(file);
     return read_job(cursor(j, file.string()));
 }
+#else
+job_spec read_job_file(const std::filesystem::path& file);  // src/functions.cpp
+#endif
 
 inline json write_job(const job_spec& j) {
     json out = write_memory_options(j.memory);

@@ -7,6 +7,7 @@
 // or {"transformer": {"layers": 24, "hidden": 1024, "heads": 16, "vocab": 50272, "sequence": 2048}}.
 #include <filesystem>
 
+#include "hetplan/core/separate_compilation.hpp"
 #include "hetplan/io/json_reader.hpp"
 #include "hetplan/workload/model.hpp"
 
@@ -55,10 +56,14 @@ inline model_spec read_model(const cursor& root) {
     return m;
 }
 
-inline model_spec read_model_file(const std::filesystem::path& file) {
+#if HETPLAN_HEADER_BODIES
+HETPLAN_DECL model_spec read_model_file(const std::filesystem::path& file) {
     const json j = parse_file(file);
     return read_model(cursor(j, file.string()));
 }
+#else
+model_spec read_model_file(const std::filesystem::path& file);  // src/functions.cpp
+#endif
 
 inline json write_model(const model_spec& m) {
     json layers = json::array();

@@ -7,6 +7,7 @@
 // "state_share" defaults to an even split over the stage's workers; "node" to unpinned.
 #include <filesystem>
 
+#include "hetplan/core/separate_compilation.hpp"
 #include "hetplan/io/cluster_json.hpp"
 #include "hetplan/io/job_json.hpp"
 #include "hetplan/plan/plan.hpp"
@@ -64,10 +65,14 @@ inline plan read_plan(const cursor& root, const cluster& hw) {
     return pl;
 }
 
-inline plan read_plan_file(const std::filesystem::path& file, const cluster& hw) {
+#if HETPLAN_HEADER_BODIES
+HETPLAN_DECL plan read_plan_file(const std::filesystem::path& file, const cluster& hw) {
     const json j = parse_file(file);
     return read_plan(cursor(j, file.string()), hw);
 }
+#else
+plan read_plan_file(const std::filesystem::path& file, const cluster& hw);  // src/functions.cpp
+#endif
 
 inline json write_plan(const plan& pl, const cluster& hw) {
     json pipes = json::array();

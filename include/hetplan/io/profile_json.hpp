@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "hetplan/core/separate_compilation.hpp"
 #include "hetplan/io/json_reader.hpp"
 #include "hetplan/workload/profile.hpp"
 
@@ -93,11 +94,15 @@ inline json write_profile(const std::string& gpu, int tp, const profile_curve& c
     return out;
 }
 
-inline profile_table read_profiles_file(const std::filesystem::path& file) {
+#if HETPLAN_HEADER_BODIES
+HETPLAN_DECL profile_table read_profiles_file(const std::filesystem::path& file) {
     const json j = parse_file(file);
     profile_table t;
     read_profiles(cursor(j, file.string()), t);
     return t;
 }
+#else
+profile_table read_profiles_file(const std::filesystem::path& file);  // src/functions.cpp
+#endif
 
 }  // namespace hetplan::io

@@ -26,6 +26,7 @@
 #include "hetplan/cost/simulator.hpp"
 #include "hetplan/cost/time/autohet.hpp"
 #include "hetplan/plan/validator.hpp"
+#include "hetplan/planners/instances.hpp"
 #include "hetplan/search/partition/device_grouping.hpp"
 #include "hetplan/search/pipeline/layer_partition.hpp"
 #include "hetplan/search/prune/all.hpp"
@@ -103,10 +104,7 @@ public:
     }
 
     template <concepts::objective O, class... Hooks>
-    [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq) {
-        search::search_run run(pb, rq, 4);
-        return search::until_missing_link(run, std::string(name()), [&] { return run_search(pb, run); });
-    }
+    [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq);
     [[nodiscard]] plan_result plan(const problem& pb) { return plan(pb, plan_request<>{}); }
 
 private:
@@ -291,6 +289,18 @@ private:
     int units_ = 0;
 };
 
+// Outside the class so that HETPLAN_SEPARATE_COMPILATION can keep it from being instantiated
+// (planners/instances.hpp).
+template <class Pruners, class Bubble>
+template <concepts::objective O, class... Hooks>
+plan_result autohet_planner<Pruners, Bubble>::plan(const problem& pb, const plan_request<O, Hooks...>& rq) {
+    search::search_run run(pb, rq, 4);
+    return search::until_missing_link(run, std::string(name()), [&] { return run_search(pb, run); });
+}
+
 static_assert(concepts::check_planner<autohet_planner<>>());
+#ifdef HETPLAN_SEPARATE_COMPILATION
+HETPLAN_PLANNER_INSTANCES(extern, autohet_planner<>);  // made in src/autohet_instances.cpp
+#endif
 
 }  // namespace hetplan

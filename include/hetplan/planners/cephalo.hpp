@@ -22,6 +22,7 @@
 #include "hetplan/concepts/planner.hpp"
 #include "hetplan/cost/fsdp_units.hpp"
 #include "hetplan/plan/validator.hpp"
+#include "hetplan/planners/instances.hpp"
 #include "hetplan/search/run.hpp"
 #include "hetplan/search/fsdp/batch_dp.hpp"
 #include "hetplan/search/fsdp/cephalo_instance.hpp"
@@ -46,17 +47,7 @@ public:
     /// One candidate, the pool: Eq. 4's assignment (and, with alike units, the exact Eqs. 2-3
     /// optimum), each with its state split, priced and offered; the objective ranks them.
     template <concepts::objective O, class... Hooks>
-    [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq) {
-        search::search_run run(pb, rq, 2);
-        if (dp_granularity(pb.job.global_batch, pb.pool().total()) == 0) {
-            run.note("global batch " + std::to_string(pb.job.global_batch) + ": Cephalo's batch DP (Eq. 4) takes at most " +
-                     std::to_string(search::max_dp_batch) + " units, and no divisor up to " + std::to_string(max_granularity) +
-                     " makes units of it (a batch with small factors, e.g. 10^6 = 16 x 62,500, does)");
-            return run.finish(std::string(name()));
-        }
-        // Every GPU is in the FSDP ring: it needs every link.
-        return search::until_missing_link(run, std::string(name()), [&] { return run_search(pb, run); });
-    }
+    [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq);
     [[nodiscard]] plan_result plan(const problem& pb) { return plan(pb, plan_request<>{}); }
 
 private:
@@ -155,6 +146,22 @@ private:
     Solver solver_;
 };
 
+// Outside the class so that HETPLAN_SEPARATE_COMPILATION can keep it from being instantiated
+// (planners/instances.hpp).
+template <class Solver>
+template <concepts::objective O, class... Hooks>
+plan_result cephalo_planner<Solver>::plan(const problem& pb, const plan_request<O, Hooks...>& rq) {
+    search::search_run run(pb, rq, 2);
+    if (dp_granularity(pb.job.global_batch, pb.pool().total()) == 0) {
+        run.note("global batch " + std::to_string(pb.job.global_batch) + ": Cephalo's batch DP (Eq. 4) takes at most " +
+                 std::to_string(search::max_dp_batch) + " units, and no divisor up to " + std::to_string(max_granularity) +
+                 " makes units of it (a batch with small factors, e.g. 10^6 = 16 x 62,500, does)");
+        return run.finish(std::string(name()));
+    }
+    // Every GPU is in the FSDP ring: it needs every link.
+    return search::until_missing_link(run, std::string(name()), [&] { return run_search(pb, run); });
+}
+
 /// FSDP units of a one-stage plan sharded unevenly (§3.3).
 [[nodiscard]] inline int cephalo_uneven_units(const problem& pb, const plan& pl) {
     std::vector<double> shares;
@@ -170,5 +177,8 @@ private:
 }
 
 static_assert(concepts::check_planner<cephalo_planner<>>());
+#ifdef HETPLAN_SEPARATE_COMPILATION
+HETPLAN_PLANNER_INSTANCES(extern, cephalo_planner<>);  // made in src/cephalo_instances.cpp
+#endif
 
 }  // namespace hetplan

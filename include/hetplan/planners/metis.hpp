@@ -29,6 +29,7 @@
 #include "hetplan/cost/simulator.hpp"
 #include "hetplan/cost/time/metis_plan.hpp"
 #include "hetplan/plan/validator.hpp"
+#include "hetplan/planners/instances.hpp"
 #include "hetplan/search/metis/search.hpp"
 #include "hetplan/search/run.hpp"
 
@@ -185,10 +186,7 @@ public:
     [[nodiscard]] simulator_type models() const { return {mm_, {}, {}}; }
 
     template <concepts::objective O, class... Hooks>
-    [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq) {
-        search::search_run run(pb, rq, std::max<std::size_t>(opt_.keep, 1));
-        return search::until_missing_link(run, std::string(name()), [&] { return run_search(pb, run); });
-    }
+    [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq);
     [[nodiscard]] plan_result plan(const problem& pb) { return plan(pb, plan_request<>{}); }
 
 private:
@@ -320,8 +318,20 @@ private:
     MemoryModel mm_;
 };
 
+// Outside the class so that HETPLAN_SEPARATE_COMPILATION can keep it from being instantiated
+// (planners/instances.hpp).
+template <class SplitOrder, class MemoryModel>
+template <concepts::objective O, class... Hooks>
+plan_result metis_planner<SplitOrder, MemoryModel>::plan(const problem& pb, const plan_request<O, Hooks...>& rq) {
+    search::search_run run(pb, rq, std::max<std::size_t>(opt_.keep, 1));
+    return search::until_missing_link(run, std::string(name()), [&] { return run_search(pb, run); });
+}
+
 using memory_aware_metis_planner = metis_planner<search::metis::memory_aware_split_order>;
 
 static_assert(concepts::check_planner<metis_planner<>>());
+#ifdef HETPLAN_SEPARATE_COMPILATION
+HETPLAN_PLANNER_INSTANCES(extern, metis_planner<>);  // made in src/metis_instances.cpp
+#endif
 
 }  // namespace hetplan

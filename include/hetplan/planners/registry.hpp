@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hetplan/core/error.hpp"
+#include "hetplan/core/separate_compilation.hpp"
 #include "hetplan/planners/any_planner.hpp"
 #include "hetplan/planners/autohet.hpp"
 #include "hetplan/planners/cephalo.hpp"
@@ -15,7 +16,8 @@
 namespace hetplan {
 
 /// Every reference planner, in the order of the papers' index.
-[[nodiscard]] inline std::vector<any_planner> builtin_planners() {
+#if HETPLAN_HEADER_BODIES
+[[nodiscard]] HETPLAN_DECL std::vector<any_planner> builtin_planners() {
     std::vector<any_planner> out;
     out.emplace_back(sailor_planner<>{}, "Sailor (shared/papers/000), §4.2");
     out.emplace_back(zorse_planner<>{}, "Zorse (shared/papers/001), §3");
@@ -25,6 +27,9 @@ namespace hetplan {
     out.emplace_back(cephalo_planner<>{}, "Cephalo (shared/papers/004), §2-3");
     return out;
 }
+#else
+[[nodiscard]] std::vector<any_planner> builtin_planners();  // src/functions.cpp
+#endif
 
 [[nodiscard]] inline any_planner planner_named(const std::string& name) {
     std::string known;

@@ -25,6 +25,7 @@
 
 #include "hetplan/concepts/planner.hpp"
 #include "hetplan/cost/simulator.hpp"
+#include "hetplan/planners/instances.hpp"
 #include "hetplan/search/bound/instance_floors.hpp"
 #include "hetplan/search/bounded_solve.hpp"
 #include "hetplan/search/build_plan.hpp"
@@ -106,56 +107,7 @@ public:
     }
 
     template <concepts::objective O, class... Hooks>
-    [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq) {
-        static_assert(concepts::check_solver<Solver, search::stage_problem<Pruners>, O>());
-        pb.model.check();
-        pb.job.check();
-        plan_result free = unconstrained_plans(pb, rq);
-        // The best plan without the limits is within them: no plan within them is better (the
-        // limits only remove plans), so the constrained search would return it again.
-        if (rq.top == 1 && !free.stopped && free.best() && rq.objective.admits(free.best()->terms)) {
-            free.plans.resize(1);
-            return free;
-        }
-        std::vector<ranked_plan> unconstrained = std::move(free.plans);
-        memory_ = memory_for(pb.job);
-        unplaceable_ = unlinked_ = 0;
-        search::search_run run(pb, rq, opt_.keep);
-        for (ranked_plan& rp : unconstrained) run.offer(std::move(rp.pl), rp.est, rp.predicted, sim_.memory, "the unconstrained search's plan");
-        if (memory_.zero_stage > 0) run.note("ZeRO stage " + std::to_string(memory_.zero_stage) + ": state sharded over each stage's replicas, synchronised as an all-reduce's volume");
-        pruners_.begin(pb);
-        const search::sailor_domain d = search::make_sailor_domain(pb, zones_, search::h1_tp_within_node{});
-        if constexpr (requires { solver_.set_memory_limit(std::size_t{}); }) solver_.set_memory_limit(opt_.dp_memory);
-        const search::dp_stats before = solver_stats();
-        seen_.clear();
-        partial_.clear();
-        sp_.bound.forget_prices();  // a new problem: transfers priced for the last one are stale
-        every_sp_.bound.forget_prices();
-        if constexpr (std::is_same_v<Scan, search::best_first>) {
-            plan_best_first(run, d);
-        } else {
-            for (const search::sailor_family& f : opt_.space.candidates(pb)) {
-                if (run.stopping()) break;
-                plan_family(run, d, f);
-            }
-        }
-        if (unplaceable_ > 0)
-            run.note(std::to_string(unplaceable_) + " solution(s) did not fit the real zones behind H6's merged cells (free GPUs split "
-                     "below a replica's TP degree) and were skipped");
-        if (const search::link_gaps gaps = search::find_link_gaps(pb, d); gaps.missing > 0) {
-            const auto& [a, b] = gaps.first;
-            run.note("the network has no link for " + std::to_string(gaps.missing) + " of " + std::to_string(gaps.pairs) +
-                     " endpoint pairs (e.g. " + pb.hw.describe(a) + " -> " + pb.hw.describe(b) + "): placements that need one were skipped" +
-                     (unlinked_ > 0 ? " (" + std::to_string(unlinked_) + " DP solution(s) had no other)" : std::string{}));
-        }
-        const search::dp_stats after = solver_stats();
-        if (const std::size_t given_up = after.abandoned - before.abandoned; given_up > 0)
-            run.note(std::to_string(given_up) + " instance(s) needed more than sailor_options::dp_memory (" + std::to_string(opt_.dp_memory >> 20) +
-                     " MiB) for the stage DP and were given up: plans they hold may be missing (raise it, or plan fewer GPUs per zone)");
-        run.stats().counters = {{"dp states", after.states - before.states}, {"compositions", after.compositions - before.compositions}};
-        if (run.best() == std::numeric_limits<double>::infinity() && !run.stopping()) explain_no_plan(run, d);
-        return run.finish(std::string(name()));
-    }
+    [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq);
     [[nodiscard]] plan_result plan(const problem& pb) { return plan(pb, plan_request<>{}); }
     /// Re-plans on another availability; the memoised memory answers (H2) survive.
     [[nodiscard]] plan_result plan(const problem& pb, const resource_pool& pool) { return plan(pb.with_pool(pool)); }
@@ -483,6 +435,61 @@ private:
     std::vector<family_times> families_;
 };
 
+// Outside the class so that HETPLAN_SEPARATE_COMPILATION can keep it from being instantiated
+// (planners/instances.hpp).
+template <class Sim, class Pruners, class Solver, class Bound, class Scan, class Zones, class Typing>
+template <concepts::objective O, class... Hooks>
+plan_result sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, Typing>::plan(const problem& pb, const plan_request<O, Hooks...>& rq) {
+    static_assert(concepts::check_solver<Solver, search::stage_problem<Pruners>, O>());
+    pb.model.check();
+    pb.job.check();
+    plan_result free = unconstrained_plans(pb, rq);
+    // The best plan without the limits is within them: no plan within them is better (the
+    // limits only remove plans), so the constrained search would return it again.
+    if (rq.top == 1 && !free.stopped && free.best() && rq.objective.admits(free.best()->terms)) {
+        free.plans.resize(1);
+        return free;
+    }
+    std::vector<ranked_plan> unconstrained = std::move(free.plans);
+    memory_ = memory_for(pb.job);
+    unplaceable_ = unlinked_ = 0;
+    search::search_run run(pb, rq, opt_.keep);
+    for (ranked_plan& rp : unconstrained) run.offer(std::move(rp.pl), rp.est, rp.predicted, sim_.memory, "the unconstrained search's plan");
+    if (memory_.zero_stage > 0) run.note("ZeRO stage " + std::to_string(memory_.zero_stage) + ": state sharded over each stage's replicas, synchronised as an all-reduce's volume");
+    pruners_.begin(pb);
+    const search::sailor_domain d = search::make_sailor_domain(pb, zones_, search::h1_tp_within_node{});
+    if constexpr (requires { solver_.set_memory_limit(std::size_t{}); }) solver_.set_memory_limit(opt_.dp_memory);
+    const search::dp_stats before = solver_stats();
+    seen_.clear();
+    partial_.clear();
+    sp_.bound.forget_prices();  // a new problem: transfers priced for the last one are stale
+    every_sp_.bound.forget_prices();
+    if constexpr (std::is_same_v<Scan, search::best_first>) {
+        plan_best_first(run, d);
+    } else {
+        for (const search::sailor_family& f : opt_.space.candidates(pb)) {
+            if (run.stopping()) break;
+            plan_family(run, d, f);
+        }
+    }
+    if (unplaceable_ > 0)
+        run.note(std::to_string(unplaceable_) + " solution(s) did not fit the real zones behind H6's merged cells (free GPUs split "
+                 "below a replica's TP degree) and were skipped");
+    if (const search::link_gaps gaps = search::find_link_gaps(pb, d); gaps.missing > 0) {
+        const auto& [a, b] = gaps.first;
+        run.note("the network has no link for " + std::to_string(gaps.missing) + " of " + std::to_string(gaps.pairs) +
+                 " endpoint pairs (e.g. " + pb.hw.describe(a) + " -> " + pb.hw.describe(b) + "): placements that need one were skipped" +
+                 (unlinked_ > 0 ? " (" + std::to_string(unlinked_) + " DP solution(s) had no other)" : std::string{}));
+    }
+    const search::dp_stats after = solver_stats();
+    if (const std::size_t given_up = after.abandoned - before.abandoned; given_up > 0)
+        run.note(std::to_string(given_up) + " instance(s) needed more than sailor_options::dp_memory (" + std::to_string(opt_.dp_memory >> 20) +
+                 " MiB) for the stage DP and were given up: plans they hold may be missing (raise it, or plan fewer GPUs per zone)");
+    run.stats().counters = {{"dp states", after.states - before.states}, {"compositions", after.compositions - before.compositions}};
+    if (run.best() == std::numeric_limits<double>::infinity() && !run.stopping()) explain_no_plan(run, d);
+    return run.finish(std::string(name()));
+}
+
 /// Sailor's plan space searched exactly (Sailor §5.2's "DP only", Table 3): every TP degree
 /// that fits (no levels), every data-parallel degree (no H3/H4), zones apart (no H6), stages
 /// across regions (no H5), boundaries priced exactly. Branch and bound keeps it exact.
@@ -497,5 +504,8 @@ template <class Sim = simulator<>>
 }
 
 static_assert(concepts::check_planner<sailor_planner<>>());
+#ifdef HETPLAN_SEPARATE_COMPILATION
+HETPLAN_PLANNER_INSTANCES(extern, sailor_planner<>);  // made in src/sailor_instances.cpp
+#endif
 
 }  // namespace hetplan

@@ -19,6 +19,7 @@
 #include "hetplan/cost/money/sailor.hpp"
 #include "hetplan/cost/simulator.hpp"
 #include "hetplan/cost/time/zorse.hpp"
+#include "hetplan/planners/instances.hpp"
 #include "hetplan/search/partition/zorse_space.hpp"
 #include "hetplan/search/pipeline/zorse_phase2.hpp"
 #include "hetplan/search/prune/all.hpp"
@@ -56,13 +57,7 @@ public:
     [[nodiscard]] zorse_simulator models() const { return {opt_.memory, {}, {}}; }
 
     template <concepts::objective O, class... Hooks>
-    [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq) {
-        pb.model.check();
-        pb.job.check();
-        search::search_run run(pb, rq);
-        // Zorse prices links between every pair of machines.
-        return search::until_missing_link(run, std::string(name()), [&] { return run_search(pb, run); });
-    }
+    [[nodiscard]] plan_result plan(const problem& pb, const plan_request<O, Hooks...>& rq);
     [[nodiscard]] plan_result plan(const problem& pb) { return plan(pb, plan_request<>{}); }
 
 private:
@@ -237,6 +232,18 @@ private:
     std::vector<std::vector<std::size_t>> rows_;
 };
 
+// Outside the class so that HETPLAN_SEPARATE_COMPILATION can keep it from being instantiated
+// (planners/instances.hpp).
+template <class Split, class Pruners>
+template <concepts::objective O, class... Hooks>
+plan_result zorse_planner<Split, Pruners>::plan(const problem& pb, const plan_request<O, Hooks...>& rq) {
+    pb.model.check();
+    pb.job.check();
+    search::search_run run(pb, rq);
+    // Zorse prices links between every pair of machines.
+    return search::until_missing_link(run, std::string(name()), [&] { return run_search(pb, run); });
+}
+
 /// A Zorse plan's groups in pipeline order, as machine indices of machines_of(pool): what its
 /// stages' workers run on (node-pinned workers).
 [[nodiscard]] inline search::cluster_partition zorse_groups(const problem& pb, const plan& pl) {
@@ -255,5 +262,8 @@ private:
 }
 
 static_assert(concepts::check_planner<zorse_planner<>>());
+#ifdef HETPLAN_SEPARATE_COMPILATION
+HETPLAN_PLANNER_INSTANCES(extern, zorse_planner<>);  // made in src/zorse_instances.cpp
+#endif
 
 }  // namespace hetplan

@@ -15,10 +15,6 @@
 #include <string>
 #include <vector>
 
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/one_bit_color_map.hpp>
-#include <boost/graph/stoer_wagner_min_cut.hpp>
-
 #include "hetplan/core/error.hpp"
 #include "hetplan/core/stop.hpp"
 
@@ -79,7 +75,8 @@ inline two_cut ordered_cut(double weight, const std::vector<int>& vertices, cons
 /// in all, nothing allocated inside a phase. Live vertices stay packed in the first rows and
 /// columns (a merged-away vertex's slot takes the last live one), and each step is two
 /// branch-free passes over them: add the chosen vertex's row to the keys, find the maximum. The bandwidth
-/// graphs are complete, where Boost.Graph's heap-based version (boost_minimum_two_cut below)
+/// graphs are complete, where Boost.Graph's heap-based version (boost_minimum_two_cut, in
+/// search/partition/boost_min_cut.hpp)
 /// only adds work. Ties go to the lowest slot: deterministic.
 [[nodiscard]] inline two_cut minimum_two_cut(const weighted_graph& g, const std::vector<int>& vertices) {
     const std::size_t n = vertices.size();
@@ -129,24 +126,6 @@ inline two_cut ordered_cut(double weight, const std::vector<int>& vertices, cons
         }
     }
     return detail::ordered_cut(best, vertices, best_side);
-}
-
-/// The same cut through Boost.Graph's Stoer-Wagner (heap-based, for sparse graphs): kept as an
-/// independent reference for tests and benchmarks. Cuts of equal weight may differ in sides.
-[[nodiscard]] inline two_cut boost_minimum_two_cut(const weighted_graph& g, const std::vector<int>& vertices) {
-    using boost_graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
-                                              boost::property<boost::edge_weight_t, double>>;
-    const std::size_t n = vertices.size();
-    if (n < 2) throw input_error("minimum 2-cut: needs at least two vertices");
-    boost_graph h(n);
-    for (std::size_t a = 0; a < n; ++a)
-        for (std::size_t b = a + 1; b < n; ++b)
-            if (const double w = g.weight(vertices[a], vertices[b]); w > 0) boost::add_edge(a, b, w, h);
-    auto parity = boost::make_one_bit_color_map(n, boost::get(boost::vertex_index, h));
-    const double weight = boost::stoer_wagner_min_cut(h, boost::get(boost::edge_weight, h), boost::parity_map(parity));
-    std::vector<bool> on_a(n);
-    for (std::size_t a = 0; a < n; ++a) on_a[a] = boost::get(parity, a);
-    return detail::ordered_cut(weight, vertices, on_a);
 }
 
 /// The SPLIT sequence: the nested partitions for k = first_k() .. n.

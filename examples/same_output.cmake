@@ -1,0 +1,10 @@
+# cmake -DA=prog1 -DB=prog2 -P same_output.cmake: both run, their outputs must be byte for byte equal.
+execute_process(COMMAND ${A} OUTPUT_VARIABLE out_a RESULT_VARIABLE rc_a)
+execute_process(COMMAND ${B} OUTPUT_VARIABLE out_b RESULT_VARIABLE rc_b)
+if(NOT rc_a EQUAL 0 OR NOT rc_b EQUAL 0)
+  message(FATAL_ERROR "exit status ${rc_a} (${A}) and ${rc_b} (${B})")
+endif()
+if(NOT out_a STREQUAL out_b)
+  message(FATAL_ERROR "outputs differ:\n${A}:\n${out_a}\n${B}:\n${out_b}")
+endif()
+message(STATUS "same output:\n${out_a}")
