@@ -20,13 +20,17 @@ lib=$build/libhetplan.a
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The fastest of $runs runs of "$@", in CPU seconds.
+# The fastest of $runs runs of "$@", in CPU seconds; a failing command stops the script with
+# its errors (callers assign the result first: `set -e` does not reach into an echo's $(...)).
 cpu() {
-    local best=
+    local best= t i
     for ((i = 0; i < runs; i++)); do
-        local t
-        t=$( { TIMEFORMAT='%U %S'; time "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }; } 2>&1 | tail -1)
-        t=$(awk '{printf "%.2f", $1 + $2}' <<<"$t")
+        if ! t=$( { TIMEFORMAT='%U %S'; time "$@" >/dev/null 2>"$work/err"; } 2>&1 ); then
+            echo "compile_time: failed: $*" >&2
+            cat "$work/err" >&2
+            return 1
+        fi
+        t=$(awk 'END {printf "%.2f", $1 + $2}' <<<"$t")
         if [[ -z $best ]] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a < b)}'; then best=$t; fi
     done
     echo "$best"
@@ -50,5 +54,6 @@ for h in core/units.hpp hardware/cluster.hpp workload/model.hpp plan/plan.hpp pl
          search/run.hpp planners/sailor.hpp planners/zorse.hpp planners/cephalo.hpp planners/autohet.hpp planners/metis.hpp \
          planners.hpp io.hpp render/plan_svg.hpp hetplan.hpp; do
     printf '#include "hetplan/%s"\n' "$h" >"$work/h.cpp"
-    echo "| hetplan/$h | $(cpu "$cxx" -std=c++20 $flags -I"$root/include" -fsyntax-only "$work/h.cpp") |"
+    t=$(cpu "$cxx" -std=c++20 $flags -I"$root/include" -fsyntax-only "$work/h.cpp")
+    echo "| hetplan/$h | $t |"
 done

@@ -23,6 +23,7 @@
 #include "hetplan/search/model_probe.hpp"
 #include "hetplan/search/objective.hpp"
 #include "hetplan/search/partition/gpu_groups.hpp"
+#include "hetplan/search/partition/boost_min_cut.hpp"
 #include "hetplan/search/partition/min_k_cut.hpp"
 #include "hetplan/search/partition/zorse_space.hpp"
 #include "hetplan/search/pipeline/microbatch_routing.hpp"

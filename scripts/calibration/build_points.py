@@ -102,7 +102,7 @@ def load_import(d):
             mbs = pt['microbatch_size']
             note = ''
             if source == 'sailor' and model['name'] == 'GPT-Neo-2.7' and gpu == 'GH-96':
-                note = 'excluded: GH-96 GPT-Neo-2.7 profile is a byte-identical copy of the OPT-350 GH-96 profile (26 layers, model has 34)'
+                note = 'excluded: GH-96 GPT-Neo-2.7 profile holds the 26 layers of the OPT-350 GH-96 profile (equal values; the model has 34)'
             for li, t in enumerate(pt['layers']):
                 if li < L:
                     lspec = flat[li]

@@ -6,7 +6,8 @@
 //     (planners/instances.hpp), and
 //   - the functions marked with it (the JSON file readers, the planner registry, the built-in
 //     examples) as declarations only,
-// all defined once in the hetplan_compiled library (src/), which is built with HETPLAN_SOURCE.
+// all defined once in the hetplan_compiled library (src/; its *_functions.cpp files define
+// HETPLAN_SOURCE, and it is built with HETPLAN_SEPARATE_COMPILATION too).
 // A program links hetplan::compiled in every translation unit that uses hetplan, or in none.
 
 /// Whether this translation unit sees the bodies of the functions hetplan_compiled defines.

@@ -169,7 +169,7 @@ HETPLAN_DECL cluster read_cluster_file(const std::filesystem::path& file) {
     return read_cluster(cursor(j, file.string()));
 }
 #else
-cluster read_cluster_file(const std::filesystem::path& file);  // src/functions.cpp
+cluster read_cluster_file(const std::filesystem::path& file);  // src/io_functions.cpp
 #endif
 
 }  // namespace hetplan::io

@@ -62,7 +62,7 @@ HETPLAN_DECL void check_consistency(const cluster& hw, const model_spec& m, cons
         }
 }
 #else
-void check_consistency(const cluster& hw, const model_spec& m, const job_spec& j, const profile_table& p, const input_sources& src = {});  // src/functions.cpp
+void check_consistency(const cluster& hw, const model_spec& m, const job_spec& j, const profile_table& p, const input_sources& src = {});  // src/io_functions.cpp
 #endif
 
 }  // namespace hetplan::io

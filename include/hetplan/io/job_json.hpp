@@ -63,7 +63,7 @@ HETPLAN_DECL job_spec read_job_file(const std::filesystem::path& file) {
     return read_job(cursor(j, file.string()));
 }
 #else
-job_spec read_job_file(const std::filesystem::path& file);  // src/functions.cpp
+job_spec read_job_file(const std::filesystem::path& file);  // src/io_functions.cpp
 #endif
 
 inline json write_job(const job_spec& j) {

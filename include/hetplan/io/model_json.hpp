@@ -62,7 +62,7 @@ HETPLAN_DECL model_spec read_model_file(const std::filesystem::path& file) {
     return read_model(cursor(j, file.string()));
 }
 #else
-model_spec read_model_file(const std::filesystem::path& file);  // src/functions.cpp
+model_spec read_model_file(const std::filesystem::path& file);  // src/io_functions.cpp
 #endif
 
 inline json write_model(const model_spec& m) {

@@ -71,7 +71,7 @@ HETPLAN_DECL plan read_plan_file(const std::filesystem::path& file, const cluste
     return read_plan(cursor(j, file.string()), hw);
 }
 #else
-plan read_plan_file(const std::filesystem::path& file, const cluster& hw);  // src/functions.cpp
+plan read_plan_file(const std::filesystem::path& file, const cluster& hw);  // src/io_functions.cpp
 #endif
 
 inline json write_plan(const plan& pl, const cluster& hw) {

@@ -102,7 +102,7 @@ HETPLAN_DECL profile_table read_profiles_file(const std::filesystem::path& file)
     return t;
 }
 #else
-profile_table read_profiles_file(const std::filesystem::path& file);  // src/functions.cpp
+profile_table read_profiles_file(const std::filesystem::path& file);  // src/io_functions.cpp
 #endif
 
 }  // namespace hetplan::io

@@ -28,7 +28,7 @@ namespace hetplan {
     return out;
 }
 #else
-[[nodiscard]] std::vector<any_planner> builtin_planners();  // src/functions.cpp
+[[nodiscard]] std::vector<any_planner> builtin_planners();  // src/registry_functions.cpp
 #endif
 
 [[nodiscard]] inline any_planner planner_named(const std::string& name) {
