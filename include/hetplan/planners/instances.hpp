@@ -1,10 +1,10 @@
 #pragma once
 // Separate compilation, opt-in. A header-only planner costs every translation unit that plans
 // its whole search: parsed, instantiated and optimised again (about 12 s of CPU at -O2 for
-// Zorse's planner, 17 s for Sailor's). With HETPLAN_SEPARATE_COMPILATION defined (linking hetplan::compiled
-// defines it), each reference planner's header declares its plan() for the plain requests
-// (max_throughput, min_cost; no hooks) as explicit instantiations made elsewhere: the
-// hetplan_compiled library (src/) instantiates and optimises them once, and a consumer only
+// Zorse's planner, 17 s for Sailor's). With HETPLAN_SEPARATE_COMPILATION defined (linking
+// hetplan::compiled defines it), each reference planner's header declares its plan() for the
+// plain requests (max_throughput, min_cost; no hooks) as explicit instantiations made elsewhere:
+// the hetplan_compiled library (src/) instantiates and optimises them once, and a consumer only
 // parses the headers (README, "Compile time"). Other requests, hooks and custom pieces are
 // instantiated where used, as in header-only mode; both modes give the same plans.
 //
