@@ -37,6 +37,7 @@
 #include "hetplan/planners/registry.hpp"
 #include "hetplan/render/pareto_svg.hpp"
 #include "hetplan/render/plan_svg.hpp"
+#include "gpu_module.hpp"
 #include "report.hpp"
 #include "run_rank.hpp"
 
@@ -859,7 +860,7 @@ inline int profile_command(const std::vector<std::string>& args) {
     exec::profile_options po;
     po.microbatch_sizes = o.mbs, po.tp_degrees = o.tps, po.repeats = o.repeats;
 #if HETPLAN_WITH_CUDA
-    const auto measured = o.device == "cpu" ? exec::profile_gpt(shape, po) : profile_on_gpu(shape, po, o.device);
+    const auto measured = o.device == "cpu" ? exec::profile_gpt(shape, po) : load_gpu_backend(o.device).profile(shape, po, o.device);
 #else
     const auto measured = exec::profile_gpt(shape, po);
 #endif
@@ -925,6 +926,9 @@ inline int run_command(const std::vector<std::string>& args) {
     if (!v.ok()) throw input_error(o.plan_file, "", "the plan is not valid on this cluster:\n" + v.summary());
     const exec::gpt_shape shape = transformer_shape_of(o.model, o.device);
     const exec::step_layout layout = exec::layout_step(pl, shape.layers());
+#if HETPLAN_WITH_CUDA
+    if (o.device != "cpu") load_gpu_backend(o.device);  // its error before any rank starts
+#endif
     std::string how;
     const std::optional<run_record> ran = on_every_rank(
         layout.world_size,
@@ -933,7 +937,7 @@ inline int run_command(const std::vector<std::string>& args) {
                 throw input_error(o.plan_file, "", "the plan has " + std::to_string(layout.world_size) + " GPUs: launch with mpirun -np " +
                                                        std::to_string(layout.world_size) + " (this run has " + std::to_string(world.size()) + " processes)");
 #if HETPLAN_WITH_CUDA
-            if (o.device != "cpu") return run_on_gpu(pl, shape, world, o.steps, o.device);
+            if (o.device != "cpu") return load_gpu_backend(o.device).run(pl, shape, world, o.steps, o.device);
 #endif
             return run_rank(pl, shape, world, o.steps);
         },

@@ -1,6 +1,6 @@
 // The CUDA part of the hetplan command: `hetplan profile --device cuda...` and `hetplan run
-// --device cuda...` (exec/cuda_gpt.hpp). Compiled by nvcc; the rest of the command by the C++
-// compiler, which sees only the declarations in run_rank.hpp.
+// --device cuda...` (exec/cuda_gpt.hpp). Compiled by nvcc into a module the command loads when
+// --device names a GPU (gpu_module.hpp); the command sees only the table in run_rank.hpp.
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -37,20 +37,18 @@ run_record run_any(const plan& pl, const exec::gpt_shape& shape, C world, int st
     });
 }
 
-}  // namespace
-
 std::vector<exec::measured_profile> profile_on_gpu(const exec::gpt_shape& shape, const exec::profile_options& opt, const std::string& device) {
     return with_compute(device, [&]<class W>() { return exec::profile_gpt<W>(shape, opt); });
 }
 
-run_record run_on_gpu(const plan& pl, const exec::gpt_shape& shape, exec::thread_communicator world, int steps, const std::string& device) {
+run_record run_on_threads(const plan& pl, const exec::gpt_shape& shape, exec::thread_communicator world, int steps, const std::string& device) {
     return run_any(pl, shape, world, steps, device, 0);
 }
 
 #if HETPLAN_WITH_MPI
 /// Under mpirun: NCCL bootstrapped through MPI when built with it and each process of a node has
 /// a GPU of its own (NCCL refuses two ranks on one GPU), else MPI on host buffers.
-run_record run_on_gpu(const plan& pl, const exec::gpt_shape& shape, exec::mpi_communicator world, int steps, const std::string& device) {
+run_record run_on_mpi(const plan& pl, const exec::gpt_shape& shape, exec::mpi_communicator world, int steps, const std::string& device) {
     const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
     const int index = local ? std::atoi(local) : world.rank();
 #if HETPLAN_WITH_NCCL
@@ -67,4 +65,15 @@ run_record run_on_gpu(const plan& pl, const exec::gpt_shape& shape, exec::mpi_co
 }
 #endif
 
+}  // namespace
 }  // namespace hetplan::app
+
+extern "C" const hetplan::app::gpu_backend* hetplan_gpu_backend_v1() {
+    using namespace hetplan::app;
+#if HETPLAN_WITH_MPI
+    static const gpu_backend table{sizeof(gpu_backend), &profile_on_gpu, &run_on_threads, &run_on_mpi};
+#else
+    static const gpu_backend table{sizeof(gpu_backend), &profile_on_gpu, &run_on_threads};
+#endif
+    return &table;
+}
