@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "hetplan/concepts/planner.hpp"
@@ -198,10 +199,10 @@ private:
             if (run.stopping()) return;
             auto times = search::time_stages(pb, d.cells, f.partition, f.mbs, d.tps, solver_.time_model(), memory_, schedule_kind::one_f_one_b);
             const auto family = static_cast<std::uint32_t>(families_.size());
-            for (int D : search::data_parallel_degrees(pb.job.global_batch / f.mbs, d.gpus / f.P))
-                if (const double floor = every_level_floor(run, d, f, times, D, false); floor < std::numeric_limits<double>::infinity())
-                    heap.push_back({floor, static_cast<std::uint32_t>(heap.size()), family, D, false, 0, all_levels});
             families_.push_back({f, std::move(times)});
+            for (int D : search::data_parallel_degrees(pb.job.global_batch / f.mbs, d.gpus / f.P))
+                if (const double floor = kept_level_floor(run, d, family, D, false); floor < std::numeric_limits<double>::infinity())
+                    heap.push_back({floor, static_cast<std::uint32_t>(heap.size()), family, D, false, 0, all_levels});
         }
         // A min-heap on (round, floor, order of enumeration).
         auto later = [](const floored_degree& a, const floored_degree& b) {
@@ -216,7 +217,7 @@ private:
             if (const auto cut = run.cutoff(); cut && c.floor > *cut) continue;  // bounded out (rounds after it may hold lower floors)
             const auto& [f, times] = families_[c.family];
             if (!c.tight) {
-                c.floor = every_level_floor(run, d, f, times, c.D, true);
+                c.floor = kept_level_floor(run, d, c.family, c.D, true);
                 c.tight = true;
                 if (c.floor < std::numeric_limits<double>::infinity()) heap.push_back(c), std::push_heap(heap.begin(), heap.end(), later);
                 continue;
@@ -249,11 +250,31 @@ private:
         if constexpr (std::is_same_v<Bound, search::no_bound>) {
             return 0.0;
         } else {
-            static const search::tp_level every{};
-            boost::hana::tuple<> quiet;  // a bound's own probe: the hooks hear the real instances
-            search::build_stage_problem(every_sp_, run.pb(), d.cells, f.partition, f.mbs, D, times, pruners_, every, memory_, quiet);
-            search::make_instance_bound(every_sp_.bound, every_sp_, solver_.time_model(), pooled_sum);
-            return search::value_floor(run.objective(), search::with_slack(bound_.floor(run.pb(), every_sp_)));
+            return search::value_floor(run.objective(), every_level_terms(run, d, f, times, D, pooled_sum));
+        }
+    }
+    /// Its terms (time, USD, ...), which do not depend on the objective or its limits.
+    template <class Run>
+    objective_terms every_level_terms(Run& run, const search::sailor_domain& d, const search::sailor_family& f, const search::stage_timings& times,
+                                      int D, bool pooled_sum) {
+        static const search::tp_level every{};
+        boost::hana::tuple<> quiet;  // a bound's own probe: the hooks hear the real instances
+        search::build_stage_problem(every_sp_, run.pb(), d.cells, f.partition, f.mbs, D, times, pruners_, every, memory_, quiet);
+        search::make_instance_bound(every_sp_.bound, every_sp_, solver_.time_model(), pooled_sum);
+        return search::with_slack(bound_.floor(run.pb(), every_sp_));
+    }
+    /// The same, kept for the rest of the plan() call by (family, D, pooled_sum): a search with
+    /// limits first runs without them (unconstrained_plans) over the same families, and building
+    /// these floors was a third of each run (2-zone OPT-350, min cost at >= 0.2 it/s).
+    template <class Run>
+    double kept_level_floor(Run& run, const search::sailor_domain& d, std::uint32_t family, int D, bool pooled_sum) {
+        if constexpr (std::is_same_v<Bound, search::no_bound>) {
+            return 0.0;
+        } else {
+            const std::uint64_t key = std::uint64_t{family} << 33 | std::uint64_t(unsigned(D)) << 1 | std::uint64_t{pooled_sum};
+            auto [it, fresh] = level_terms_.try_emplace(key);
+            if (fresh) it->second = every_level_terms(run, d, families_[family].family, families_[family].times, D, pooled_sum);
+            return search::value_floor(run.objective(), it->second);
         }
     }
 
@@ -414,6 +435,7 @@ private:
     instance sp_;  ///< reused: building an instance allocates nothing once warm
     instance every_sp_;  ///< the every-degree instance behind every_level_bounded_out
     std::vector<double> level_floor_;  ///< its objective floor per D (NaN: not built yet), this family
+    std::unordered_map<std::uint64_t, objective_terms> level_terms_;  ///< kept_level_floor's, this plan() call
     bool deferred_ = false;            ///< the last step's solver ran out of its effort
     std::optional<hetplan::plan> offered_;  ///< the plan the last step offered and the run kept (with an effort)
     std::map<std::vector<std::uint16_t>, hetplan::plan> partial_;  ///< deferred instances' best so far, in the list until superseded
@@ -443,6 +465,7 @@ plan_result sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, Typing>::pl
     static_assert(concepts::check_solver<Solver, search::stage_problem<Pruners>, O>());
     pb.model.check();
     pb.job.check();
+    level_terms_.clear();  // floors of this problem (the unconstrained search below fills it too)
     plan_result free = unconstrained_plans(pb, rq);
     // The best plan without the limits is within them: no plan within them is better (the
     // limits only remove plans), so the constrained search would return it again.

@@ -21,6 +21,7 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
@@ -33,6 +34,55 @@
 #include "hetplan/search/solve/small_ilp.hpp"
 
 namespace hetplan::search {
+
+/// A floor of a stage's all-reduce over `n` replicas drawn from the endpoints `ends`: the time
+/// model's sync_floor; for a model with no sync_time, the network ring the search falls back to
+/// (the fastest uniform ring); else 0.
+template <class Time>
+[[nodiscard]] double sync_floor_of(const Time& tm, const problem& pb, std::span<const endpoint> ends, int n, bytes size) {
+    if constexpr (requires { tm.sync_floor(pb, ends, n, size); }) {
+        return tm.sync_floor(pb, ends, n, size).value;
+    } else if constexpr (!concepts::has_sync_time<Time>) {
+        double best = std::numeric_limits<double>::infinity();
+        for (const endpoint& x : ends)
+            for (const endpoint& y : ends)
+                if (const auto* l = pb.hw.network.find(x, y)) best = std::min(best, collective::ring_all_reduce(n, size, *l).value);
+        return best < std::numeric_limits<double>::infinity() ? best : 0.0;
+    } else {
+        return 0.0;
+    }
+}
+
+/// Sync floors already priced, (endpoints, replicas, bytes) -> seconds: a floor tries every
+/// pair of a stage's endpoints (a ring each; a quarter of a 2-zone search), and the stages of
+/// other instances and patterns repeat the endpoint sets. Direct-mapped, the key kept whole,
+/// so a hit is exact. It starts afresh for another time model or network; whoever owns it
+/// clears it for another problem (whose network may sit at the same address).
+class sync_floor_memo {
+public:
+    void clear() { slots_.clear(); }
+
+    template <class Time>
+    [[nodiscard]] double operator()(const Time& tm, const problem& pb, std::span<const endpoint> ends, int n, bytes size) {
+        if (slots_.empty() || model_ != &tm || network_ != &pb.hw.network) slots_.assign(256, {}), model_ = &tm, network_ = &pb.hw.network;
+        std::uint64_t h = std::bit_cast<std::uint64_t>(size.value) ^ std::uint64_t(unsigned(n)) * 0x9E3779B97F4A7C15ull;
+        for (const endpoint& e : ends) h = (h ^ e.key()) * 0xBF58476D1CE4E5B9ull;
+        slot& s = slots_[static_cast<std::size_t>((h ^ (h >> 31)) & 255u)];
+        if (s.n != n || s.bytes != size.value || !std::equal(ends.begin(), ends.end(), s.ends.begin(), s.ends.end()))
+            s.ends.assign(ends.begin(), ends.end()), s.n = n, s.bytes = size.value, s.seconds = sync_floor_of(tm, pb, ends, n, size);
+        return s.seconds;
+    }
+
+private:
+    struct slot {
+        boost::container::small_vector<endpoint, 16> ends;
+        int n = -1;
+        double bytes = -1, seconds = 0;
+    };
+    std::vector<slot> slots_;
+    const void* model_ = nullptr;
+    const void* network_ = nullptr;
+};
 
 struct stage_floor {
     double compute = std::numeric_limits<double>::infinity();
@@ -79,10 +129,13 @@ struct instance_bound {
         double bytes = -1, seconds = 0;
     };
     std::vector<p2p_slot> p2p_memo;
+    /// Sync floors already priced (sync_floor_memo); mutable: the pattern search prices its
+    /// patterns' floors through it.
+    mutable sync_floor_memo sync_memo;
     const void* p2p_network = nullptr;
     const void* p2p_model = nullptr;
     /// Forgets the priced transfers (a planner calls it when it starts on a problem).
-    void forget_prices() { p2p_memo.clear(), p2p_network = p2p_model = nullptr; }
+    void forget_prices() { p2p_memo.clear(), sync_memo.clear(), p2p_network = p2p_model = nullptr; }
 
     [[nodiscard]] bool feasible() const { return straggler < std::numeric_limits<double>::infinity(); }
 
@@ -149,24 +202,6 @@ template <class Allowed>
         std::size_t t = 0;
         while (t < T && ++e[t] > K + 1) e[t++] = 0;
         if (t == T) return true;
-    }
-}
-
-/// A floor of a stage's all-reduce over `n` replicas drawn from the endpoints `ends`: the time
-/// model's sync_floor; for a model with no sync_time, the network ring the search falls back to
-/// (the fastest uniform ring); else 0.
-template <class Time>
-[[nodiscard]] double sync_floor_of(const Time& tm, const problem& pb, std::span<const endpoint> ends, int n, bytes size) {
-    if constexpr (requires { tm.sync_floor(pb, ends, n, size); }) {
-        return tm.sync_floor(pb, ends, n, size).value;
-    } else if constexpr (!concepts::has_sync_time<Time>) {
-        double best = std::numeric_limits<double>::infinity();
-        for (const endpoint& x : ends)
-            for (const endpoint& y : ends)
-                if (const auto* l = pb.hw.network.find(x, y)) best = std::min(best, collective::ring_all_reduce(n, size, *l).value);
-        return best < std::numeric_limits<double>::infinity() ? best : 0.0;
-    } else {
-        return 0.0;
     }
 }
 
@@ -268,6 +303,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
     // Fastest transfer between two endpoint sets; neighbouring boundaries usually repeat.
     if (b.p2p_memo.empty() || b.p2p_network != &pb.hw.network || b.p2p_model != &tm) {
         b.p2p_memo.assign(1024, {});
+        b.sync_memo.clear();
         b.p2p_network = &pb.hw.network, b.p2p_model = &tm;
     }
     auto p2p = [&](const endpoint& x, const endpoint& y, bytes size) {
@@ -328,7 +364,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
             b.stages[i].sync = b.stages[i - 1].sync;
             continue;
         }
-        b.stages[i].sync = sync_floor_of(tm, pb, {ends[i].data(), ends[i].size()}, sp.D, sp.stages[i].gradients);
+        b.stages[i].sync = b.sync_memo(tm, pb, {ends[i].data(), ends[i].size()}, sp.D, sp.stages[i].gradients);
     }
 
     for (auto* a : {&b.prefix, &b.suffix})

@@ -273,7 +273,7 @@ private:
                 for (std::size_t c = 0; c < C; ++c)
                     if (full.n[c] > 0)
                         for (const auto& [z, n] : cells[c].zones) ends_.push_back({z, cells[c].gpu, full.tp[cells[c].type]});
-                p.sync_lo = sp.D > 1 ? std::min(p.sync.time, sync_floor_of(price_.time_model(), *sp.pb, ends_, sp.D, sp.stages[static_cast<std::size_t>(i)].gradients)) : 0.0;
+                p.sync_lo = sp.D > 1 ? std::min(p.sync.time, sp.bound.sync_memo(price_.time_model(), *sp.pb, ends_, sp.D, sp.stages[static_cast<std::size_t>(i)].gradients)) : 0.0;
                 p.order = static_cast<std::uint32_t>(ps.size());
                 ps.push_back(p);
             });
