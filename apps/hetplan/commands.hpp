@@ -810,11 +810,21 @@ inline int pareto_command(const std::vector<std::string>& args) {
 
 inline int list_command(const std::vector<std::string>& args) {
     (void)parse(args, {});
-    std::printf("GPU types (fixtures/gpus.hpp):\n  %-10s %8s %12s %10s\n", "name", "memory", "FP16 TFLOP/s", "USD/hour");
-    for (const char* n : {"A100-40", "A100-80", "V100-16", "H100-80", "H100-NVL", "GH-96", "T4", "A10G", "L4", "A6000", "P40", "P100"}) {
+    // e_max: the fraction of peak the analytical fallback reaches on large layers (its published
+    // fit, hardware/compute_efficiency.hpp; "-": none, 0.4 of peak is used).
+    std::printf("GPU types (fixtures/gpus.hpp):\n  %-10s %8s %12s %12s %10s %12s\n", "name", "memory", "FP16 TFLOP/s", "FP32 TFLOP/s", "USD/hour",
+                "e_max 16/32");
+    auto e_max = [](const std::string& gpu, dtype t) {
+        const auto e = published_efficiency(gpu, t);
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "%.2f", e ? e->peak_fraction : 0.0);
+        return e ? std::string(buf) : std::string("-");
+    };
+    for (const char* n : {"A100-40", "A100-80", "V100-16", "H100-80", "H100-NVL", "GH-96", "H800", "H20", "T4", "A10G", "L4", "A6000", "P40", "P100"}) {
         const auto g = fixtures::gpu_named(n);
-        std::printf("  %-10s %5.0f GiB %12.1f %10.2f\n", n, g->memory_capacity.value / (1024.0 * 1024 * 1024),
-                    g->peak_flops(dtype::fp16).value / 1e12, g->price.value);
+        std::printf("  %-10s %5.0f GiB %12.1f %12.1f %10.2f %12s\n", n, g->memory_capacity.value / (1024.0 * 1024 * 1024),
+                    g->peak_flops(dtype::fp16).value / 1e12, g->peak_flops(dtype::fp32).value / 1e12, g->price.value,
+                    (e_max(n, dtype::fp16) + "/" + e_max(n, dtype::fp32)).c_str());
     }
     std::printf("\nmodels (fixtures/example.hpp):\n");
     for (const auto& m : {fixtures::opt_350m(), fixtures::gpt_neo_2_7b(), fixtures::tiny_gpt()})

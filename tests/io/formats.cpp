@@ -119,6 +119,13 @@ TEST_CASE("profile JSON") {
     CHECK(w["profiles"].size() == 1);
     CHECK(w["analytical_fallback"]["efficiency"] == 0.5);
     CHECK(back.find("A", 1)->at(3, 1).first.fwd.value == doctest::Approx(0.003));
+    // Without "efficiency" the fallback is the calibrated one, and is written back so.
+    const auto c = io::parse_text(R"({"profiles": [], "analytical_fallback": {}})", "c.json");
+    profile_table calibrated;
+    io::read_profiles(io::cursor(c, "c.json"), calibrated);
+    REQUIRE(calibrated.has_fallback());
+    CHECK(!calibrated.fallback()->efficiency);
+    CHECK(io::write_profiles(calibrated, {})["analytical_fallback"] == io::json::object());
 }
 
 TEST_CASE("files: read from disk") {

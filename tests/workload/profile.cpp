@@ -57,6 +57,39 @@ TEST_CASE("profile table: lookup, missing profiles, analytical fallback") {
     CHECK(t.tp_degrees("A100-40") == std::vector<int>{1});
 }
 
+TEST_CASE("profile table: the calibrated analytical fallback (issue 21, hardware/compute_efficiency.hpp)") {
+    profile_table t;
+    t.enable_analytical({});
+    model_spec m;
+    m.name = "one";
+    m.layers.push_back({"l0", 1e6, 1, 1, 1, 1e12, {}});
+    m.layers.push_back({"l1", 1e6, 1, 1, 1, 0, {}});
+    // A100-40 fp32 (e_max 0.968, w_half 9.80e9 FLOP, backward 2.002x): w = 1e12 x 2 / TP 2, so
+    // forward = (1e12 + 9.8e9) / (0.968 x 19.5e12) = 0.053496 s (hand calculation).
+    const auto [a, src] = t.lookup(fixtures::a100_40(), 2, 2, m, 0, dtype::fp32, 24);
+    CHECK(src == timing_source::analytical);
+    CHECK(a.fwd.value == doctest::Approx(1.0098e12 / (0.968 * 19.5e12)));
+    CHECK(a.bwd.value == doctest::Approx(2.002 * a.fwd.value));
+    // Half the work per GPU is more than half the time: the overhead term (w_half) stays.
+    const auto half = t.lookup(fixtures::a100_40(), 2, 1, m, 0, dtype::fp32, 24).first;
+    CHECK(half.fwd.value > a.fwd.value / 2);
+    CHECK(half.fwd.value == doctest::Approx((0.5e12 + 9.8e9) / (0.968 * 19.5e12)));
+    // bf16 takes the fp16 fit (e_max 0.636, w_half 8.63e10, backward 2.197x), on the fp16 peak.
+    const auto h = t.lookup(fixtures::a100_40(), 1, 1, m, 0, dtype::bf16, 24).first;
+    CHECK(h.fwd.value == doctest::Approx((1e12 + 8.63e10) / (0.636 * 312e12)));
+    CHECK(h.bwd.value == doctest::Approx(2.197 * h.fwd.value));
+    // A layer without FLOPs takes no time (no overhead to scale); a type without a fit: 0.4, 2x.
+    CHECK(t.lookup(fixtures::a100_40(), 1, 1, m, 1, dtype::fp32, 24).first.fwd.value == 0.0);
+    const auto u = t.lookup(fixtures::h100_80(), 1, 1, m, 0, dtype::fp16, 24).first;
+    CHECK(u.fwd.value == doctest::Approx(1e12 / (0.4 * 989e12)));
+    CHECK(u.bwd.value == doctest::Approx(2 * u.fwd.value));
+    // An explicit efficiency is that fraction of peak for every type, backward 2x.
+    t.enable_analytical({0.4});
+    CHECK(t.lookup(fixtures::a100_40(), 1, 1, m, 0, dtype::fp32, 24).first.fwd.value == doctest::Approx(1e12 / (0.4 * 19.5e12)));
+    CHECK(published_efficiency("A100-40", dtype::tf32) == std::nullopt);
+    CHECK(published_efficiency("no such GPU", dtype::fp16) == std::nullopt);
+}
+
 TEST_CASE("AutoHet power-of-two composition (Eq. 5)") {
     const std::array<seconds, 3> block{seconds{1}, seconds{1.9}, seconds{3.7}};  // 1, 2, 4 layers
     CHECK(compose_power_of_two(7, block).value == doctest::Approx(6.6));  // 4 + 2 + 1

@@ -3,7 +3,7 @@
 // {"profiles": [{"gpu": "A100-40", "tp": 1,
 //                "points": [{"microbatch_size": 1, "layers": [[fwd_s, bwd_s, update_s], ...]}],
 //                "tail": {"fwd": [[slope_s, intercept_s], ...], "bwd": [[...], ...]}}],
-//  "analytical_fallback": {"efficiency": 0.4}}
+//  "analytical_fallback": {}}   (or {"efficiency": 0.4}: that fraction of peak for every layer)
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -56,8 +56,10 @@ inline void read_profiles(const cursor& root, profile_table& out) {
     if (auto fb = root.find("analytical_fallback")) {
         fb->known_fields({"efficiency"});
         analytical_fallback f;
-        f.efficiency = number_or(*fb, "efficiency", f.efficiency);
-        if (!(f.efficiency > 0 && f.efficiency <= 1)) (*fb)["efficiency"].fail("must be in (0, 1]");
+        if (fb->find("efficiency")) {
+            f.efficiency = number_or(*fb, "efficiency", analytical_fallback::uncalibrated);
+            if (!(*f.efficiency > 0 && *f.efficiency <= 1)) (*fb)["efficiency"].fail("must be in (0, 1]");
+        }
         out.enable_analytical(f);
     }
 }
@@ -90,7 +92,10 @@ inline json write_profile(const std::string& gpu, int tp, const profile_curve& c
         for (int tp : t.tp_degrees(gpu))
             if (const profile_curve* c = t.find(gpu, tp)) profiles.push_back(write_profile(gpu, tp, *c));
     json out = {{"profiles", std::move(profiles)}};
-    if (t.fallback()) out["analytical_fallback"] = {{"efficiency", t.fallback()->efficiency}};
+    if (t.fallback()) {
+        out["analytical_fallback"] = json::object();
+        if (t.fallback()->efficiency) out["analytical_fallback"]["efficiency"] = *t.fallback()->efficiency;
+    }
     return out;
 }
 

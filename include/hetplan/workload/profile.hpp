@@ -18,6 +18,7 @@
 
 #include "hetplan/core/error.hpp"
 #include "hetplan/core/units.hpp"
+#include "hetplan/hardware/compute_efficiency.hpp"
 #include "hetplan/hardware/gpu.hpp"
 #include "hetplan/workload/model.hpp"
 
@@ -91,11 +92,15 @@ private:
     }
 };
 
-/// Analytical fallback: compute at a fraction of peak (model FLOPs utilisation), backward 2x
-/// forward, update from streaming the optimizer state through memory at `update_bandwidth`.
+/// Analytical fallback: compute at a fraction of peak, update from streaming the optimizer
+/// state through memory at `update_bandwidth`. Without an `efficiency` the fraction is the GPU
+/// type's published fit for the precision (hardware/compute_efficiency.hpp: it grows with the
+/// layer's FLOPs per GPU; backward 1.5-2.6x forward), or `uncalibrated` of peak (backward 2x)
+/// for a type or precision with none; with one, that fraction for every layer, backward 2x.
 struct analytical_fallback {
-    double efficiency = 0.4;
+    std::optional<double> efficiency;
     bytes_per_second update_bandwidth = gigabytes_per_second(500);
+    static constexpr double uncalibrated = 0.4;
 };
 
 class profile_table {
@@ -147,9 +152,17 @@ public:
         if (!(peak.value > 0))
             throw model_error("analytical fallback: GPU type " + gpu.type_name + " has no peak FLOP/s for " +
                               std::string(to_string(compute)));
-        const seconds fwd = flop{l.flops_fwd * mbs} / (peak * (fallback_->efficiency * tp));
         const seconds upd = bytes{l.params_at(tp) * state_bytes_per_param} / fallback_->update_bandwidth;
-        return {{fwd, fwd * 2.0, upd}, timing_source::analytical};
+        const auto fit = fallback_->efficiency ? std::nullopt : published_efficiency(gpu.type_name, compute);
+        if (!fit) {
+            const double e = fallback_->efficiency.value_or(analytical_fallback::uncalibrated);
+            const seconds fwd = flop{l.flops_fwd * mbs} / (peak * (e * tp));
+            return {{fwd, fwd * 2.0, upd}, timing_source::analytical};
+        }
+        // (w + w_half) / (e_max peak): work at e_max plus an overhead (a layer of no FLOPs has none).
+        const double work = l.flops_fwd * mbs / tp;
+        const seconds fwd = work > 0 ? flop{work + fit->half_work} / (peak * fit->peak_fraction) : seconds{0};
+        return {{fwd, fwd * fit->backward_ratio, upd}, timing_source::analytical};
     }
 
     /// Checks every stored time is finite and >= 0; the error names the curve and layer.

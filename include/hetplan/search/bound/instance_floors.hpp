@@ -65,11 +65,13 @@ public:
     template <class Time>
     [[nodiscard]] double operator()(const Time& tm, const problem& pb, std::span<const endpoint> ends, int n, bytes size) {
         if (slots_.empty() || model_ != &tm || network_ != &pb.hw.network) slots_.assign(256, {}), model_ = &tm, network_ = &pb.hw.network;
-        std::uint64_t h = std::bit_cast<std::uint64_t>(size.value) ^ std::uint64_t(unsigned(n)) * 0x9E3779B97F4A7C15ull;
-        for (const endpoint& e : ends) h = (h ^ e.key()) * 0xBF58476D1CE4E5B9ull;
-        slot& s = slots_[static_cast<std::size_t>((h ^ (h >> 31)) & 255u)];
-        if (s.n != n || s.bytes != size.value || !std::equal(ends.begin(), ends.end(), s.ends.begin(), s.ends.end()))
-            s.ends.assign(ends.begin(), ends.end()), s.n = n, s.bytes = size.value, s.seconds = sync_floor_of(tm, pb, ends, n, size);
+        std::uint64_t h = (std::bit_cast<std::uint64_t>(size.value) ^ std::uint64_t(unsigned(n)) << 52) * 0x9E3779B97F4A7C15ull;
+        for (const endpoint& e : ends) h = (h ^ (h >> 29) ^ e.key()) * 0xBF58476D1CE4E5B9ull;
+        slot& s = slots_[static_cast<std::size_t>(h >> 56)];  // the top bits: every input bit reaches them
+        if (s.n != n || s.bytes != size.value || !std::equal(ends.begin(), ends.end(), s.ends.begin(), s.ends.end())) {
+            const double seconds = sync_floor_of(tm, pb, ends, n, size);  // before the key: a throw leaves the slot as it was
+            s.ends.assign(ends.begin(), ends.end()), s.n = n, s.bytes = size.value, s.seconds = seconds;
+        }
         return s.seconds;
     }
 
