@@ -512,7 +512,7 @@ inline int simulate_command(const std::vector<std::string>& args) {
     const bool builtin_example = !files && o.plan_file.empty();
     if (builtin_example) {
         ex = fixtures::default_example();
-        std::printf("simulating the built-in example (layer times from the analytical fallback: FLOPs / (0.4 x peak))\n");
+        std::printf("simulating the built-in example (layer times from the analytical fallback: FLOPs at each GPU type's published efficiency)\n");
         pl = ex.example_plan;
     } else {
         in = load_inputs(o, true);

@@ -59,7 +59,12 @@ TEST_CASE("Analytical fallback: median layer time within 10 % of Zorse's and Cep
                 const auto gpu = fixtures::gpu_named(gpu_of(key));
                 if (!gpu) continue;
                 for (const auto& [seq, per_dtype] : per_seq.items()) {
-                    const model_spec ms = io::cephalo::import_model_stats(stats_root, model, std::stoi(seq));
+                    model_spec ms = io::cephalo::import_model_stats(stats_root, model, std::stoi(seq));
+                    // A block's own FLOPs, as hetplan's transformer models count them: the import
+                    // spreads the embeddings' and head's parameters over the blocks (their memory
+                    // has to be somewhere), which would count their FLOPs in every block.
+                    const double s = std::stod(seq), h = stats[model]["hidden_size"].get<double>();
+                    ms.layers.front().flops_fwd = 2.0 * stats[model]["parameters_per_layer"].get<double>() * s + 4.0 * s * s * h;
                     for (const auto& [dt, v] : per_dtype.items()) {
                         // [fwd_fit, bwd_fit, fwd_ms per microbatch 1..n, bwd_ms ...]; fits alone are not measurements
                         if (!v.is_array() || v.size() != 4 || !v[2].is_array() || !v[3].is_array()) continue;
@@ -103,5 +108,5 @@ TEST_CASE("Analytical fallback: median layer time within 10 % of Zorse's and Cep
     const model_spec probe = io::cephalo::import_model_stats(io::cursor(zorse_stats, "model_stats.json"), "deepspeedgpt_1.3b", 1024);
     const double calibrated_fwd = fallback.lookup(a100, 1, 4, probe, 0, dtype::fp32, 0).first.fwd.value;
     const double flat_fwd = flat.lookup(a100, 1, 4, probe, 0, dtype::fp32, 0).first.fwd.value;
-    CHECK(flat_fwd > 2 * calibrated_fwd);  // A100-40 fp32: e_max 0.968 against 0.4
+    CHECK(flat_fwd > 2 * calibrated_fwd);  // A100-40 fp32: e_max 0.916 against 0.4
 }

@@ -64,19 +64,19 @@ TEST_CASE("profile table: the calibrated analytical fallback (issue 21, hardware
     m.name = "one";
     m.layers.push_back({"l0", 1e6, 1, 1, 1, 1e12, {}});
     m.layers.push_back({"l1", 1e6, 1, 1, 1, 0, {}});
-    // A100-40 fp32 (e_max 0.968, w_half 9.80e9 FLOP, backward 2.002x): w = 1e12 x 2 / TP 2, so
-    // forward = (1e12 + 9.8e9) / (0.968 x 19.5e12) = 0.053496 s (hand calculation).
+    // A100-40 fp32 (e_max 0.916, w_half 2.33e10 FLOP, backward 2.002x): w = 1e12 x 2 / TP 2, so
+    // forward = (1e12 + 2.33e10) / (0.916 x 19.5e12) = 0.057289 s (hand calculation).
     const auto [a, src] = t.lookup(fixtures::a100_40(), 2, 2, m, 0, dtype::fp32, 24);
     CHECK(src == timing_source::analytical);
-    CHECK(a.fwd.value == doctest::Approx(1.0098e12 / (0.968 * 19.5e12)));
+    CHECK(a.fwd.value == doctest::Approx(0.057289).epsilon(1e-4));
     CHECK(a.bwd.value == doctest::Approx(2.002 * a.fwd.value));
     // Half the work per GPU is more than half the time: the overhead term (w_half) stays.
     const auto half = t.lookup(fixtures::a100_40(), 2, 1, m, 0, dtype::fp32, 24).first;
     CHECK(half.fwd.value > a.fwd.value / 2);
-    CHECK(half.fwd.value == doctest::Approx((0.5e12 + 9.8e9) / (0.968 * 19.5e12)));
-    // bf16 takes the fp16 fit (e_max 0.636, w_half 8.63e10, backward 2.197x), on the fp16 peak.
+    CHECK(half.fwd.value == doctest::Approx((0.5e12 + 2.33e10) / (0.916 * 19.5e12)));
+    // bf16 takes the fp16 fit (e_max 0.607, w_half 1.06e11, backward 2.197x), on the fp16 peak.
     const auto h = t.lookup(fixtures::a100_40(), 1, 1, m, 0, dtype::bf16, 24).first;
-    CHECK(h.fwd.value == doctest::Approx((1e12 + 8.63e10) / (0.636 * 312e12)));
+    CHECK(h.fwd.value == doctest::Approx((1e12 + 1.06e11) / (0.607 * 312e12)));
     CHECK(h.bwd.value == doctest::Approx(2.197 * h.fwd.value));
     // A layer without FLOPs takes no time (no overhead to scale); a type without a fit: 0.4, 2x.
     CHECK(t.lookup(fixtures::a100_40(), 1, 1, m, 1, dtype::fp32, 24).first.fwd.value == 0.0);

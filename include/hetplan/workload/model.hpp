@@ -24,7 +24,7 @@ struct layer_spec {
     double act_output_elems = 0;  ///< output activation per sample: what crosses a stage boundary
     double act_input_elems = 0;   ///< input activation per sample
     double act_mem_elems = 0;     ///< activation elements kept for backward per sample (TP 1)
-    double flops_fwd = 0;         ///< forward FLOPs per sample (backward is taken as 2x)
+    double flops_fwd = 0;         ///< forward FLOPs per sample (the analytical fallback's input)
     boost::container::flat_map<int, tp_layer_stats> per_tp;  ///< measured values at TP > 1
 
     /// Parameters on one GPU of a TP group of size `tp`: measured if known, else an even split.
