@@ -19,8 +19,6 @@ struct compute_efficiency {
     double peak_fraction = 0;  ///< e_max: the fraction of peak large layers reach
     double half_work = 0;      ///< w_half, FLOPs per GPU at which a layer reaches half of it
     double backward_ratio = 2;  ///< backward time / forward time
-    /// The fraction of peak at `work` FLOPs per GPU.
-    [[nodiscard]] double at(double work) const { return work > 0 ? peak_fraction * work / (work + half_work) : 0.0; }
 };
 
 namespace detail {
@@ -32,8 +30,9 @@ struct published_fit {
 // Per (GPU type, precision), over every distinct transformer-block measurement in Zorse's and
 // Cephalo's files (n = 55-255 each): e_max and w_half by least squares on log forward time,
 // backward / forward their median. FLOPs as hetplan's transformer models count a block's
-// (2 x its own parameters x sequence + 4 x sequence^2 x hidden; embeddings and head apart). In sample, the median of measured / predicted forward time
-// is 0.92-1.02 and of forward + backward 0.88-1.02 (tests/published/fallback_calibration.cpp).
+// (2 x its own parameters x sequence + 4 x sequence^2 x hidden; embeddings and head apart).
+// In sample, the median of measured / predicted forward time is 0.92-1.02 and of forward +
+// backward 0.88-1.02 (tests/published/fallback_calibration.cpp).
 // Sailor's profiles are left out (their precision is ambiguous).
 inline constexpr std::array<published_fit, 18> published_fits{{
     {"A100-40", true, 0.607, 1.06e11, 2.197},  {"A100-40", false, 0.916, 2.33e10, 2.002},
