@@ -820,11 +820,17 @@ inline int list_command(const std::vector<std::string>& args) {
         std::snprintf(buf, sizeof buf, "%.2f", e ? e->peak_fraction : 0.0);
         return e ? std::string(buf) : std::string("-");
     };
-    for (const char* n : {"A100-40", "A100-80", "V100-16", "H100-80", "H100-NVL", "GH-96", "H800", "H20", "T4", "A10G", "L4", "A6000", "P40", "P100"}) {
+    constexpr const char* gpu_names[] = {"A100-40", "A100-80", "V100-16", "H100-80", "H100-NVL", "GH-96", "H800", "H20", "T4", "A10G", "L4", "A6000", "P40", "P100"};
+    for (const char* n : gpu_names) {
         const auto g = fixtures::gpu_named(n);
         std::printf("  %-10s %5.0f GiB %12.1f %12.1f %10.2f %12s\n", n, g->memory_capacity.value / (1024.0 * 1024 * 1024),
                     g->peak_flops(dtype::fp16).value / 1e12, g->peak_flops(dtype::fp32).value / 1e12, g->price.value,
                     (e_max(n, dtype::fp16) + "/" + e_max(n, dtype::fp32)).c_str());
+    }
+    std::printf("\nprices, USD per GPU-hour on demand (set price_per_hour in a cluster file for yours):\n");
+    for (const char* n : gpu_names) {
+        const std::string_view src = fixtures::gpu_price_source(n);
+        std::printf("  %-10s %s\n", n, src.empty() ? "none found: 0 (set it)" : std::string(src).c_str());
     }
     std::printf("\nmodels (fixtures/example.hpp):\n");
     for (const auto& m : {fixtures::opt_350m(), fixtures::gpt_neo_2_7b(), fixtures::tiny_gpt()})

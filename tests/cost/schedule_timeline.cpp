@@ -118,3 +118,25 @@ TEST_CASE("schedule timeline: ministages and layer-by-layer accumulation are one
         CHECK(tl.pipeline_end[0] == doctest::Approx(14));
     }
 }
+
+TEST_CASE("schedule timeline: a time model's spans are the blocks, compute then what is not hidden, no sync after") {
+    auto [pl, e] = pipeline_of(schedule_kind::layered_gradient_accumulation, 4, {{1, 2, 0}}, 10);
+    // Two FSDP units: forwards 0-2 s (1 s compute) and 2-3 s, backwards 3-6 s and 6-10 s.
+    e.time.spans = {{0, 0, 0, false, seconds{0}, seconds{2}, seconds{1}}, {0, 0, 1, false, seconds{2}, seconds{3}, seconds{1}},
+                    {0, 0, 1, true, seconds{3}, seconds{6}, seconds{3}}, {0, 0, 0, true, seconds{6}, seconds{10}, seconds{2}}};
+    const schedule_timeline tl = make_schedule_timeline(pl, e);
+    CHECK(tl.exact);
+    CHECK(tl.pipeline_end[0] == doctest::Approx(10));
+    std::vector<std::tuple<block_kind, int, double, double>> got;
+    for (const auto& b : tl.blocks) {
+        CHECK(b.kind != block_kind::sync);  // the spans hold the communication
+        if (b.kind != block_kind::update) got.emplace_back(b.kind, b.part, b.start, b.end);
+    }
+    const std::vector<std::tuple<block_kind, int, double, double>> want{
+        {block_kind::forward, 0, 0, 1}, {block_kind::exposed, 0, 1, 2}, {block_kind::forward, 1, 2, 3}, {block_kind::backward, 1, 3, 6},
+        {block_kind::backward, 0, 6, 8}, {block_kind::exposed, 0, 8, 10}};
+    CHECK(got == want);
+    // The optimizer step follows at the model's pipeline term.
+    CHECK(tl.blocks.back().kind == block_kind::update);
+    CHECK(tl.blocks.back().start == doctest::Approx(10));
+}

@@ -36,3 +36,17 @@ TEST_CASE("cluster: ids, regions from zone names, pool, network fallbacks") {
     CHECK(hw.network.between({z1, a, 4}, {z2, a, 4}).transfer_time(bytes{1e8}).value == doctest::Approx(0.01));
     CHECK(hw.network.egress_price(z1, z1).value == 0.0);
 }
+
+TEST_CASE("built-in GPU catalogue: a price exactly where a source is named") {
+    // fixtures/gpus.hpp: the papers' prices (Sailor §5) or a dated list price; none invented.
+    for (const char* n : {"A100-40", "A100-80", "V100-16", "H100-80", "H100-NVL", "GH-96", "H800", "H20", "T4", "A10G", "L4", "A6000", "P40", "P100"}) {
+        CAPTURE(n);
+        const auto g = fixtures::gpu_named(n);
+        REQUIRE(g);
+        CHECK((g->price.value > 0) == !fixtures::gpu_price_source(n).empty());
+        CHECK(g->peak_flops(dtype::fp32).value > 0);
+    }
+    CHECK(fixtures::gpu_named("A100-40")->price.value == 3.74);  // Sailor §5
+    CHECK(fixtures::gpu_named("T4")->price.value == 0.35);       // GCP us-central1, the GPU alone
+    CHECK(fixtures::gpu_price_source("H800").empty());           // no on-demand offer found
+}

@@ -142,6 +142,17 @@ TEST_CASE("cephalo time model: Eqs. 2-3 by hand") {
     // AllGather of 4e8 B over 2 GPUs: 1 step of 2e8 B at 1e8 B/s = 2 s; reduce-scatter the same.
     // Per layer: max(6 ms, 2 s) + max(18 ms, 4 s) = 6 s; 4 layers = 24 s.
     CHECK(t.iteration.value == doctest::Approx(24.0));
+    // The plan picture's spans: forwards of units 0-3 (2 s each, 6 ms of it compute), then the
+    // backwards of units 3-0 (4 s each, 18 ms compute), ending at the iteration's 24 s.
+    REQUIRE(t.spans.size() == 8);
+    for (std::size_t k = 0; k < 8; ++k) {
+        const bool backward = k >= 4;
+        CHECK(t.spans[k].backward == backward);
+        CHECK(t.spans[k].part == (backward ? 7 - int(k) : int(k)));
+        CHECK(t.spans[k].start.value == doctest::Approx(backward ? 8.0 + 4.0 * double(k - 4) : 2.0 * double(k)));
+        CHECK(t.spans[k].compute.value == doctest::Approx(backward ? 0.018 : 0.006));
+    }
+    CHECK(t.spans.back().end.value == doctest::Approx(24.0));
     // Uneven shares make every unit but floor(2 x 4 x 0.25) = 2 uneven: 15% more on those.
     const plan uneven = make_fsdp_plan(pb, workers, {{2, 3}, {1, 2}}, {0.75, 0.25}, 0.8);
     CHECK(cephalo_time_model{}.estimate(pb, uneven).iteration.value == doctest::Approx(2 * 6.0 + 2 * 6.0 * 1.15));

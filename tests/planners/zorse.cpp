@@ -109,6 +109,27 @@ TEST_CASE("zorse latency model (§3.3.4) by hand: two groups, one ministage each
     CHECK(t.stages[0].bubble.value == doctest::Approx(0.136 - 0.064));
     CHECK(t.stages[1].sync.value == doctest::Approx(0.136 - 0.128));  // 8 ms of AllGather exposed in the forward
     CHECK(t.pipelines[0].ramp.value == doctest::Approx(0.0256));
+    // The spans of the plan picture (issue 21), by hand: F's forward waits for its AllGather
+    // (4 ms) and runs 4-20 ms; S starts when F's first microbatch has arrived (4 + 4 + 0.8) and
+    // runs its 40 ms to 48.8. S's backward follows its forward, 48.8-144.8; F's starts at
+    // S's first microbatch (48.8 + 24 + 0.8 = 73.6) and ends no earlier than S's last one plus
+    // a send and one of its own (144.8 + 0.8 + 12), then its ReduceScatter: 161.6 ms, the model's.
+    REQUIRE(t.spans.size() == 4);
+    const auto at = [&](std::size_t stage, bool backward) {
+        for (const auto& sp : t.spans)
+            if (sp.stage == stage && sp.backward == backward) return sp;
+        FAIL("no span");
+        return work_span{};
+    };
+    CHECK(at(0, false).start.value == doctest::Approx(0.004));
+    CHECK(at(0, false).end.value == doctest::Approx(0.020));
+    CHECK(at(1, false).start.value == doctest::Approx(0.0088));
+    CHECK(at(1, false).end.value == doctest::Approx(0.0488));
+    CHECK(at(1, false).compute.value == doctest::Approx(0.032));
+    CHECK(at(1, true).end.value == doctest::Approx(0.1448));
+    CHECK(at(0, true).start.value == doctest::Approx(0.0736));
+    CHECK(at(0, true).end.value == doctest::Approx(0.1616));
+    CHECK(t.spans[0].stage == 0);  // by stage, then start
 }
 
 TEST_CASE("zorse latency model: interleaving shortens fill and drain, memory drops with smaller ministages") {
@@ -119,6 +140,25 @@ TEST_CASE("zorse latency model: interleaving shortens fill and drain, memory dro
     // Per ministage, F: max(4 x 2, 2) + max(4 x 6, 4) = 32 ms, twice; S: max(16, 20) + max(48, 40)
     // = 68 ms, twice: core 136 ms as before. Fill 2 + 2 + 0.8, drain 2 + 6 + 0.8: 149.6 ms.
     CHECK(t.iteration.value == doctest::Approx(0.1496));
+    // Spans in layer order F0 S0 F1 S1, backwards the reverse (hand-placed as in the test above):
+    // F1 waits for S0's first microbatch and ends after its last (24.8 + 0.8 + 2 = 27.6); S1
+    // backward 44.8-92.8; F0's backward ends at 147.6, + its ReduceScatter 2 ms = 149.6, the model's.
+    REQUIRE(t.spans.size() == 8);
+    auto span = [&](std::size_t stage, int part, bool backward) {
+        for (const auto& sp : t.spans)
+            if (sp.stage == stage && sp.part == part && sp.backward == backward) return sp;
+        FAIL("no span");
+        return work_span{};
+    };
+    CHECK(span(0, 0, false).start.value == doctest::Approx(0.002));
+    CHECK(span(1, 0, false).end.value == doctest::Approx(0.0248));
+    CHECK(span(0, 1, false).start.value == doctest::Approx(0.010));
+    CHECK(span(0, 1, false).end.value == doctest::Approx(0.0276));
+    CHECK(span(1, 1, false).end.value == doctest::Approx(0.0448));
+    CHECK(span(1, 1, true).end.value == doctest::Approx(0.0928));
+    CHECK(span(0, 1, true).end.value == doctest::Approx(0.0996));
+    CHECK(span(1, 0, true).end.value == doctest::Approx(0.1408));
+    CHECK(span(0, 0, true).end.value == doctest::Approx(0.1496));
     // Memory of an F GPU: weights of two ministages materialised 2e8 x 4 B = 0.8 GB; gradients
     // of the largest ministage 1e8 x 4 = 0.4 GB (0.8 GB with one ministage of two layers);
     // optimizer half of 2e8 x 8 B = 0.8 GB; activations 3 x 1e5 x 2 x 4 + 2e5 x 2 x 4 = 4 MB;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hetplan/hetplan.hpp"
+#include "hetplan/planners/registry.hpp"
 #include "hetplan/render/plan_svg.hpp"
 
 using namespace hetplan;
@@ -81,4 +82,48 @@ TEST_CASE("plan svg: the built-in example's two stages, lengths from the estimat
     const std::string esc = plan_svg(in.as_problem(), in.example_plan, est, opt);
     CHECK(esc.find("A&lt;100&gt;&amp;") != std::string::npos);
     CHECK(esc.find("A<100>") == std::string::npos);
+}
+
+TEST_CASE("plan svg: Zorse's ministages and Cephalo's FSDP units drawn as their models place them") {
+    const auto in = fixtures::default_example();
+    const problem pb = in.as_problem();
+    for (const char* name : {"zorse", "cephalo"}) {
+        CAPTURE(name);
+        any_planner planner = planner_named(name);
+        const plan_result r = planner.plan(pb);
+        REQUIRE(r.best());
+        const estimate& est = r.best()->est;
+        REQUIRE_FALSE(est.time.spans.empty());
+        svg_options opt;
+        opt.min_block_px = 0;  // every span drawn
+        const std::string svg = plan_svg(pb, r.best()->pl, est, opt);
+        CHECK(svg.find("over all its microbatches, as the time model places them") != std::string::npos);
+        // Per stage row, the drawn work (compute and what is not hidden) is the spans' lengths,
+        // and no gradient sync follows (it is inside the spans).
+        const schedule_timeline tl = make_schedule_timeline(r.best()->pl, est);
+        CHECK(tl.exact);
+        double T = est.time.iteration.value;
+        for (const auto& b : tl.blocks) T = std::max(T, b.end);
+        const auto rects = tipped_rects(svg);
+        double chart = 0;
+        for (const auto& rc : rects)
+            if (rc.tip == "idle") chart = rc.width;
+        REQUIRE(chart > 0);
+        std::vector<std::string> rows;
+        for (const auto& rc : rects)
+            if (rc.tip.rfind("forward", 0) == 0 && (rows.empty() || rows.back() != rc.y)) rows.push_back(rc.y);
+        REQUIRE(rows.size() == r.best()->pl.pipelines[0].stages.size());
+        for (std::size_t s = 0; s < rows.size(); ++s) {
+            double spans = 0, busy = 0;
+            for (const auto& w : est.time.spans)
+                if (w.stage == s) spans += (w.end - w.start).value, busy += w.compute.value;
+            const double drawn = width_of(rects, "forward", rows[s]) + width_of(rects, "backward", rows[s]);
+            CHECK(drawn == doctest::Approx(busy * chart / T).epsilon(0.01));
+            double exposed = 0;
+            for (const auto& rc : rects)
+                if (rc.y == rows[s] && rc.tip.find("not hidden by compute") != std::string::npos) exposed += rc.width;
+            CHECK(drawn + exposed == doctest::Approx(spans * chart / T).epsilon(0.01));
+        }
+        CHECK(svg.find("gradient synchronisation") == std::string::npos);
+    }
 }

@@ -10,8 +10,11 @@
 //               one forward) or GPipe (every forward, then every backward)
 //   dependency  F(s, m) after F(s-1, m) and its send; B(s, m) after F(s, m) and B(s+1, m) and
 //               its send; a stage runs one block at a time
-// Zorse's interleaved ministages and Cephalo's layer-by-layer accumulation have no such per-
-// microbatch order in their models: their stages are one aggregated block (`exact` false).
+// Zorse's interleaved ministages and Cephalo's layer-by-layer accumulation run every microbatch
+// through one ministage or FSDP unit before the next: where the estimate has those pieces
+// (time_report::spans, from their time models) they are the blocks, each its busiest GPU's
+// compute followed by what of it is communication not hidden or waiting for inputs; otherwise a
+// stage is one aggregated block (`exact` false).
 #include <algorithm>
 #include <cstddef>
 #include <vector>
@@ -21,11 +24,12 @@
 
 namespace hetplan {
 
-enum class block_kind { forward, backward, aggregate, sync, update };
+enum class block_kind { forward, backward, aggregate, sync, update, exposed };
 
 struct timeline_block {
     std::size_t pipeline = 0, stage = 0;
-    int microbatch = -1;  ///< -1: not one microbatch's (aggregate, sync, update)
+    int microbatch = -1;  ///< -1: not one microbatch's (aggregate, sync, update, spans)
+    int part = -1;        ///< of a span: its ministage or FSDP unit (work_span::part)
     block_kind kind = block_kind::forward;
     double start = 0, end = 0;  ///< seconds from the start of the iteration
 };
@@ -42,7 +46,6 @@ struct schedule_timeline {
     schedule_timeline out;
     out.pipeline_phase = est.time.pipeline.value;
     const bool per_microbatch = pl.schedule == schedule_kind::one_f_one_b || pl.schedule == schedule_kind::gpipe;
-    out.exact = per_microbatch;
     std::size_t idx = 0;  // est.time.stages runs over every stage of every pipeline in order
     for (std::size_t p = 0; p < pl.pipelines.size(); ++p) {
         const auto& pipe = pl.pipelines[p];
@@ -54,10 +57,22 @@ struct schedule_timeline {
             for (const auto& w : pipe.stages[s].workers) M = std::max(M, w.num_microbatches);
         }
         double end = 0;
-        if (!per_microbatch) {
+        bool spans = false;
+        for (const work_span& w : est.time.spans) {
+            if (w.pipeline != p) continue;
+            spans = true;
+            const double busy_end = std::min(w.start.value + w.compute.value, w.end.value);
+            out.blocks.push_back({p, w.stage, -1, w.part, w.backward ? block_kind::backward : block_kind::forward, w.start.value, busy_end});
+            if (w.end.value > busy_end) out.blocks.push_back({p, w.stage, -1, w.part, block_kind::exposed, busy_end, w.end.value});
+            end = std::max(end, w.end.value);
+        }
+        if (spans) {
+            // placed by the time model
+        } else if (!per_microbatch) {
+            out.exact = false;
             for (std::size_t s = 0; s < S; ++s) {
                 const double busy = st[s].busy.value > 0 ? st[s].busy.value : M * (st[s].compute + st[s].p2p).value;
-                out.blocks.push_back({p, s, -1, block_kind::aggregate, 0.0, busy});
+                out.blocks.push_back({p, s, -1, -1, block_kind::aggregate, 0.0, busy});
                 end = std::max(end, busy);
             }
         } else {
@@ -109,7 +124,7 @@ struct schedule_timeline {
                         const double start = std::max(ready, free_at[s]), len = backward ? bwd(s) : fwd(s);
                         (backward ? b_end : f_end)[s][um] = start + len;
                         free_at[s] = start + len;
-                        out.blocks.push_back({p, s, m, backward ? block_kind::backward : block_kind::forward, start, start + len});
+                        out.blocks.push_back({p, s, m, -1, backward ? block_kind::backward : block_kind::forward, start, start + len});
                         ++next[s], ++placed, progress = true;
                     }
                 if (!progress) break;  // cannot happen for these orders; never loop forever
@@ -117,11 +132,12 @@ struct schedule_timeline {
             for (std::size_t s = 0; s < S; ++s) end = std::max(end, free_at[s]);
         }
         out.pipeline_end.push_back(end);
-        // Gradient synchronisation and the optimizer step after the pipeline phase.
+        // Gradient synchronisation and the optimizer step after the pipeline phase (spans hold
+        // their communication already).
         for (std::size_t s = 0; s < S; ++s) {
-            const double t0 = std::max(out.pipeline_phase, end);
-            out.blocks.push_back({p, s, -1, block_kind::sync, t0, t0 + st[s].sync.value});
-            out.blocks.push_back({p, s, -1, block_kind::update, t0 + st[s].sync.value, t0 + st[s].sync.value + st[s].update.value});
+            const double t0 = std::max(out.pipeline_phase, end), sync = spans ? 0.0 : st[s].sync.value;
+            if (!spans) out.blocks.push_back({p, s, -1, -1, block_kind::sync, t0, t0 + sync});
+            out.blocks.push_back({p, s, -1, -1, block_kind::update, t0 + sync, t0 + sync + st[s].update.value});
         }
     }
     std::stable_sort(out.blocks.begin(), out.blocks.end(), [](const timeline_block& a, const timeline_block& b) {

@@ -52,8 +52,20 @@ struct pipeline_time {
     seconds total{};
 };
 
+/// One piece of a stage's work as the time model composes it, where that piece is not one
+/// microbatch's forward or backward: a Zorse ministage (§3.1) or a Cephalo FSDP unit (§2.2) run
+/// for all of the stage's microbatches. Plan pictures draw these as the stage's timeline.
+struct work_span {
+    std::size_t pipeline = 0, stage = 0;
+    int part = 0;            ///< the ministage or unit, counted in layer order within the stage
+    bool backward = false;
+    seconds start{}, end{};  ///< from the start of the iteration
+    seconds compute{};       ///< of which the busiest GPU computes; the rest is communication not hidden, or waiting for inputs
+};
+
 struct time_report {
     std::vector<stage_time> stages;
+    std::vector<work_span> spans;  ///< by pipeline, stage, start; empty where the schedule is per microbatch (1F1B, GPipe)
     std::vector<pipeline_time> pipelines;
     seconds pipeline{};   ///< max over pipelines
     seconds sync{};

@@ -147,11 +147,17 @@ inline std::string describe_workers(const problem& pb, const stage& st) {
     c.text(12, y, title, 16, "start", "bold");
     y += 22;
     const schedule_timeline tl = make_schedule_timeline(pl, est);
+    // Zorse's ministages and Cephalo's FSDP units: pieces of a stage, each run for every microbatch.
+    const bool spans = !est.time.spans.empty();
+    const bool layered = pl.schedule == schedule_kind::layered_gradient_accumulation;
+    const std::string piece = layered ? "layer (FSDP unit)" : "ministage", pieces = layered ? "layers (FSDP units)" : "ministages";
     c.text(12, y,
-           tl.exact ? "One iteration per pipeline stage: each microbatch's forward and backward as " + std::string(to_string(pl.schedule)) +
-                          " places them (lengths from the simulator), then gradient sync and the optimizer step"
-                    : "One iteration per pipeline stage: all microbatches' work as one block (" + std::string(to_string(pl.schedule)) +
-                          " has no per-microbatch order in its model), then gradient sync and the optimizer step",
+           spans      ? "One iteration per stage: the forward and backward of each " + piece + " over all its microbatches, as the time model places them, " +
+                       "then the optimizer step"
+           : tl.exact ? "One iteration per pipeline stage: each microbatch's forward and backward as " + std::string(to_string(pl.schedule)) +
+                            " places them (lengths from the simulator), then gradient sync and the optimizer step"
+                      : "One iteration per pipeline stage: all microbatches' work as one block (" + std::string(to_string(pl.schedule)) +
+                            " has no per-microbatch order in its model), then gradient sync and the optimizer step",
            12);
     y += 14;
     // Where the schedule ends before or after the time model's pipeline phase (Sailor's
@@ -162,7 +168,8 @@ inline std::string describe_workers(const problem& pb, const stage& st) {
     if (apart) {
         c.text(12, y + 2,
                "The schedule's last backward ends at " + num(schedule_end) + " s; the time model's pipeline phase at " + num(tl.pipeline_phase) + " s (dashed)" +
-                   (tl.pipeline_phase >= schedule_end ? ", where gradient sync starts" : "; gradient sync starts when the schedule ends"),
+                   (tl.pipeline_phase >= schedule_end ? (spans ? ", where the optimizer step starts" : ", where gradient sync starts")
+                                                      : (spans ? "; the optimizer step starts when the schedule ends" : "; gradient sync starts when the schedule ends")),
                12);
         y += 16;
     }
@@ -177,7 +184,7 @@ inline std::string describe_workers(const problem& pb, const stage& st) {
         y += 24;
     };
     legend({{"forward", palette::forward}, {"backward", palette::backward}, {"forward + backward, too narrow apart", palette::mixed},
-            {"communication", palette::comm}, {"optimizer step", palette::update}, {"idle", palette::idle}});
+            {spans ? "communication not hidden, or waiting" : "communication", palette::comm}, {"optimizer step", palette::update}, {"idle", palette::idle}});
     // Time axis: the model's iteration, or the timeline's end where the schedule runs longer.
     double T = std::max(est.time.iteration.value, 1e-12);
     for (const auto& b : tl.blocks) T = std::max(T, b.end);
@@ -198,29 +205,39 @@ inline std::string describe_workers(const problem& pb, const stage& st) {
             // Runs of touching microbatch blocks too narrow to draw apart become one block.
             for (; at < tl.blocks.size() && tl.blocks[at].pipeline == p && tl.blocks[at].stage == s;) {
                 const timeline_block& b = tl.blocks[at];
-                if (b.kind == block_kind::forward || b.kind == block_kind::backward) {
+                auto work = [&](const timeline_block& k) {
+                    return k.kind == block_kind::forward || k.kind == block_kind::backward || k.kind == block_kind::exposed;
+                };
+                if (work(b)) {
                     std::size_t e = at + 1;
                     double stop = b.end;
-                    while (e < tl.blocks.size() && tl.blocks[e].pipeline == p && tl.blocks[e].stage == s &&
-                           (tl.blocks[e].kind == block_kind::forward || tl.blocks[e].kind == block_kind::backward) && (tl.blocks[e].start - stop) * xs < 0.5 &&
-                           (tl.blocks[e].end - tl.blocks[e].start) * xs < opt.min_block_px && (b.end - b.start) * xs < opt.min_block_px)
+                    while (e < tl.blocks.size() && tl.blocks[e].pipeline == p && tl.blocks[e].stage == s && work(tl.blocks[e]) &&
+                           (tl.blocks[e].start - stop) * xs < 0.5 && (tl.blocks[e].end - tl.blocks[e].start) * xs < opt.min_block_px &&
+                           (b.end - b.start) * xs < opt.min_block_px)
                         stop = tl.blocks[e++].end;
                     if (e > at + 1) {
-                        int lo = b.microbatch, hi = b.microbatch;  // 1F1B interleaves them: F3 B0 F4 B1 ...
-                        for (std::size_t k = at; k < e; ++k) lo = std::min(lo, tl.blocks[k].microbatch), hi = std::max(hi, tl.blocks[k].microbatch);
+                        // 1F1B interleaves microbatches (F3 B0 F4 B1 ...); spans are pieces of the stage.
+                        const bool by_part = b.part >= 0;
+                        int lo = by_part ? b.part : b.microbatch, hi = lo;
+                        for (std::size_t k = at; k < e; ++k) {
+                            const int i = by_part ? tl.blocks[k].part : tl.blocks[k].microbatch;
+                            lo = std::min(lo, i), hi = std::max(hi, i);
+                        }
                         c.rect(left + b.start * xs, y, (stop - b.start) * xs, row_h, palette::mixed,
-                               "microbatches " + std::to_string(lo) + " to " + std::to_string(hi) + ", forwards and backwards, " + num(b.start) + "-" +
-                                   num(stop) + " s");
+                               (by_part ? pieces + " " : std::string("microbatches ")) + std::to_string(lo) + " to " + std::to_string(hi) + ", " +
+                                   (by_part ? "their work" : "forwards and backwards") + ", " + num(b.start) + "-" + num(stop) + " s");
                         at = e;
                         continue;
                     }
                 }
                 const char* col = b.kind == block_kind::forward ? palette::forward : b.kind == block_kind::backward ? palette::backward
-                                  : b.kind == block_kind::sync                                                       ? palette::comm
+                                  : b.kind == block_kind::sync || b.kind == block_kind::exposed                      ? palette::comm
                                   : b.kind == block_kind::update                                                     ? palette::update
                                                                                                                      : palette::mixed;
-                const std::string what = b.kind == block_kind::forward    ? "forward, microbatch " + std::to_string(b.microbatch)
-                                         : b.kind == block_kind::backward ? "backward, microbatch " + std::to_string(b.microbatch)
+                const std::string of = b.part >= 0 ? piece + " " + std::to_string(b.part) : "microbatch " + std::to_string(b.microbatch);
+                const std::string what = b.kind == block_kind::forward    ? "forward, " + of + (b.part >= 0 ? ", every microbatch" : "")
+                                         : b.kind == block_kind::backward ? "backward, " + of + (b.part >= 0 ? ", every microbatch" : "")
+                                         : b.kind == block_kind::exposed  ? of + ": communication not hidden by compute, or waiting for inputs"
                                          : b.kind == block_kind::sync     ? "gradient synchronisation"
                                          : b.kind == block_kind::update   ? "optimizer step"
                                                                           : "every microbatch's forward, backward and sends";

@@ -11,6 +11,7 @@
 // on its share of the state.
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hetplan/concepts/time_model.hpp"
@@ -91,6 +92,7 @@ struct cephalo_time_model {
         for (const auto& w : st.workers) most = std::max(most, w.num_microbatches);
         // Units in order; the sharding lists even units first, so unit u of the model takes
         // row u (which rows are uneven matters only through how many there are).
+        std::vector<std::pair<seconds, seconds>> fwd_span(static_cast<std::size_t>(L)), bwd_span = fwd_span;  // (length, compute)
         for (int u = 0; u < L; ++u) {
             const auto layer = static_cast<std::size_t>(u);
             seconds fwd{}, bwd{};
@@ -108,6 +110,17 @@ struct cephalo_time_model {
             const seconds unit = unit_time(fwd, bwd, c.all_gather, c.reduce_scatter);
             s.sync += max(unit - fwd - bwd, seconds{0});  // exposed communication
             total += unit;
+            fwd_span[layer] = {max(fwd, c.all_gather), fwd};
+            bwd_span[layer] = {max(bwd, c.reduce_scatter + c.all_gather), bwd};
+        }
+        // The order the units run in (§2.2): every unit's forward, then the backwards in reverse.
+        seconds t{};
+        for (int k = 0; k < 2 * L; ++k) {
+            const bool backward = k >= L;
+            const int u = backward ? 2 * L - 1 - k : k;
+            const auto [len, busy] = (backward ? bwd_span : fwd_span)[std::size_t(u)];
+            r.spans.push_back({0, 0, u, backward, t, t + len, busy});
+            t += len;
         }
         for (const seconds u : update) s.update = max(s.update, u);
         s.busy = total;

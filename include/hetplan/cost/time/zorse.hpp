@@ -20,7 +20,10 @@
 // point-to-point time) over a zorse_layer_table (per GPU type and microbatch size, prefix sums of
 // layer times), and build_zorse_load turns that into the zorse_load the latency formula reads.
 #include <algorithm>
+#include <array>
+#include <limits>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -329,10 +332,78 @@ struct zorse_time_model {
         }
         zorse_load ld;
         build_zorse_load(ld, table, in);
-        return report(ld);
+        time_report rep = report(ld);
+        place_spans(ld, ministages, rep);
+        return rep;
     }
 
 private:
+    /// Each ministage of each group as one span (all of the group's microbatches through it),
+    /// placed by its dependencies for the picture: ministages run in layer order across groups
+    /// (interleaved: group 0's second ministage follows the last group's first, §3.1-3.2), a
+    /// ministage starts once its predecessor's first microbatch has arrived (from its fastest
+    /// GPU; the very first waits for its AllGather) and ends no earlier than the predecessor's
+    /// last microbatch plus one of its own; backwards run the same way in reverse, the last ending with its ReduceScatter. Lengths
+    /// are the latency formula's terms (max(forward, AllGather), max(backward, AllGather +
+    /// ReduceScatter)); the formula charges fill + the busiest group's sum + drain, which this
+    /// placement equals where one group is the bottleneck throughout, and can differ from elsewhere.
+    static void place_spans(const zorse_load& ld, const std::vector<std::vector<layer_range>>& ministages, time_report& rep) {
+        struct piece {
+            std::size_t g, s;
+            double len[2], busy[2], one[2];  // [forward, backward]: span length, busiest GPU's compute, one microbatch on its fastest GPU
+        };
+        std::vector<piece> order;
+        for (std::size_t g = 0; g < ld.groups.size(); ++g) {
+            const auto& gr = ld.groups[g];
+            for (std::size_t s = 0; s < gr.ministages; ++s) {
+                piece p{g, s, {0, 0}, {0, 0}, {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()}};
+                for (std::size_t c = gr.first_class; c < gr.first_class + gr.classes; ++c) {
+                    const double n = ld.microbatches[c], t[2] = {ld.fwd[ld.row[c] + s], ld.bwd[ld.row[c] + s]};
+                    for (int k = 0; k < 2; ++k) {
+                        p.len[k] = std::max(p.len[k], n * std::max(t[k], gr.p2p));
+                        p.busy[k] = std::max(p.busy[k], n * t[k]);
+                        if (n > 0) p.one[k] = std::min(p.one[k], std::max(t[k], gr.p2p));  // a GPU without microbatches sends none
+                    }
+                }
+                const double ag = ld.all_gather[gr.first_ministage + s], rs = ld.reduce_scatter[gr.first_ministage + s];
+                p.len[0] = std::max(p.len[0], ag), p.len[1] = std::max(p.len[1], ag + rs);
+                order.push_back(p);
+            }
+        }
+        if (order.empty()) return;
+        std::stable_sort(order.begin(), order.end(), [&](const piece& a, const piece& b) {
+            return ministages[a.g][a.s].begin < ministages[b.g][b.s].begin;
+        });
+        std::vector<double> free_at(ld.groups.size(), 0.0);
+        std::vector<std::array<double, 2>> start(order.size()), end(order.size());
+        auto place = [&](std::size_t i, int k, std::optional<std::size_t> pred, double ready) {
+            const piece& p = order[i];
+            double finish = 0;
+            if (pred) {
+                const piece& q = order[*pred];
+                if (q.g == p.g) ready = end[*pred][k];  // the same GPUs: after it
+                else {
+                    const double send = ld.groups[q.g].p2p;
+                    ready = start[*pred][k] + q.one[k] + send;
+                    finish = end[*pred][k] + send + p.one[k];
+                }
+            }
+            start[i][k] = std::max(free_at[p.g], ready);
+            end[i][k] = std::max(start[i][k] + p.len[k], finish);
+            free_at[p.g] = end[i][k];
+            rep.spans.push_back({0, p.g, int(p.s), k == 1, seconds{start[i][k]}, seconds{end[i][k]}, seconds{p.busy[k]}});
+        };
+        const std::size_t n = order.size();
+        for (std::size_t i = 0; i < n; ++i)  // the first waits for its AllGather, which nothing hides
+            place(i, 0, i ? std::optional(i - 1) : std::nullopt, ld.all_gather[ld.groups[order[0].g].first_ministage + order[0].s]);
+        for (std::size_t i = n; i-- > 0;) place(i, 1, i + 1 < n ? std::optional(i + 1) : std::nullopt, end[n - 1][0]);
+        // The first ministage's ReduceScatter, which nothing hides (the drain's, as the formula has it).
+        rep.spans.back().end += seconds{ld.reduce_scatter[ld.groups[order[0].g].first_ministage + order[0].s]};
+        std::stable_sort(rep.spans.begin(), rep.spans.end(), [](const work_span& a, const work_span& b) {
+            return a.stage != b.stage ? a.stage < b.stage : a.start.value < b.start.value;
+        });
+    }
+
     /// The time report of a load: per group its busiest GPU, exposed communication and bubble.
     [[nodiscard]] static time_report report(const zorse_load& ld) {
         std::vector<double> per_group;
