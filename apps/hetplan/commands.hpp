@@ -827,6 +827,12 @@ inline int list_command(const std::vector<std::string>& args) {
                     g->peak_flops(dtype::fp16).value / 1e12, g->peak_flops(dtype::fp32).value / 1e12, g->price.value,
                     (e_max(n, dtype::fp16) + "/" + e_max(n, dtype::fp32)).c_str());
     }
+    std::printf("\nnodes (the cluster file's gpus_per_node and network.intra_node are what the models use):\n");
+    for (const char* n : gpu_names) {
+        const auto node = fixtures::gpu_node(n);
+        const std::string size = node->gpus_per_node > 0 ? "up to " + std::to_string(node->gpus_per_node) + " per node" : "node size unknown";
+        std::printf("  %-10s %s, %s (%s)\n", n, std::string(node->interconnect).c_str(), size.c_str(), std::string(node->node_from).c_str());
+    }
     std::printf("\nprices, USD per GPU-hour on demand (set price_per_hour in a cluster file for yours):\n");
     for (const char* n : gpu_names) {
         const std::string_view src = fixtures::gpu_price_source(n);

@@ -45,6 +45,10 @@ TEST_CASE("built-in GPU catalogue: a price exactly where a source is named") {
         REQUIRE(g);
         CHECK((g->price.value > 0) == !fixtures::gpu_price_source(n).empty());
         CHECK(g->peak_flops(dtype::fp32).value > 0);
+        const auto node = fixtures::gpu_node(n);
+        REQUIRE(node);
+        CHECK_FALSE(node->interconnect.empty());
+        CHECK((node->gpus_per_node > 0) == (std::string_view(n) != "P40"));  // no P40 offer found
     }
     CHECK(fixtures::gpu_named("A100-40")->price.value == 3.74);  // Sailor §5
     CHECK(fixtures::gpu_named("T4")->price.value == 0.35);       // GCP us-central1, the GPU alone

@@ -343,10 +343,11 @@ private:
     /// (interleaved: group 0's second ministage follows the last group's first, §3.1-3.2), a
     /// ministage starts once its predecessor's first microbatch has arrived (from its fastest
     /// GPU; the very first waits for its AllGather) and ends no earlier than the predecessor's
-    /// last microbatch plus one of its own; backwards run the same way in reverse, the last ending with its ReduceScatter. Lengths
-    /// are the latency formula's terms (max(forward, AllGather), max(backward, AllGather +
-    /// ReduceScatter)); the formula charges fill + the busiest group's sum + drain, which this
-    /// placement equals where one group is the bottleneck throughout, and can differ from elsewhere.
+    /// last microbatch plus one of its own; backwards run the same way in reverse, the last
+    /// ending with its ReduceScatter. Lengths are the latency formula's terms (max(forward,
+    /// AllGather), max(backward, AllGather + ReduceScatter)); the formula charges fill + the
+    /// busiest group's sum + drain, which this placement equals where one group is the
+    /// bottleneck throughout, and can differ from elsewhere.
     static void place_spans(const zorse_load& ld, const std::vector<std::vector<layer_range>>& ministages, time_report& rep) {
         struct piece {
             std::size_t g, s;
@@ -367,6 +368,8 @@ private:
                 }
                 const double ag = ld.all_gather[gr.first_ministage + s], rs = ld.reduce_scatter[gr.first_ministage + s];
                 p.len[0] = std::max(p.len[0], ag), p.len[1] = std::max(p.len[1], ag + rs);
+                for (double& one : p.one)
+                    if (one == std::numeric_limits<double>::infinity()) one = 0;  // no GPU of the group has a microbatch
                 order.push_back(p);
             }
         }
