@@ -52,12 +52,12 @@ plan read_plan_text(const std::string& text, const cluster& hw) {
     return io::read_plan(root, hw);
 }
 
-/// {"planner", "objective": "throughput"|"cost", "max_cost", "min_throughput", "top", "deadline"}
+/// {"planner", "objective": "throughput"|"cost", "max_cost", "min_throughput", "max_gpus", "top", "deadline"}
 /// (compare: "planners" and "price_with" instead of "planner"); the deadline (seconds, per
 /// planner) is set when each search starts (run_plan).
 planning_request read_request(const io::cursor& o, std::string& planner, std::optional<double>& deadline_s, bool compare = false) {
-    if (compare) o.known_fields({"planners", "price_with", "objective", "max_cost", "min_throughput", "top", "deadline", "timing"});
-    else o.known_fields({"planner", "objective", "max_cost", "min_throughput", "top", "deadline", "timing"});
+    if (compare) o.known_fields({"planners", "price_with", "objective", "max_cost", "min_throughput", "max_gpus", "top", "deadline", "timing"});
+    else o.known_fields({"planner", "objective", "max_cost", "min_throughput", "max_gpus", "top", "deadline", "timing"});
     planning_request rq;
     if (auto p = o.find("planner")) planner = p->string();
     if (auto t = o.find("objective")) {
@@ -68,6 +68,7 @@ planning_request read_request(const io::cursor& o, std::string& planner, std::op
     }
     if (auto c = o.find("max_cost"); c && !c->raw().is_null()) rq.limits.max_usd = c->positive();
     if (auto c = o.find("min_throughput"); c && !c->raw().is_null()) rq.limits.min_throughput = c->positive();
+    if (auto c = o.find("max_gpus"); c && !c->raw().is_null()) rq.limits.max_gpus = c->integer(1, limits::max_gpus);
     if (auto t = o.find("top")) rq.top = static_cast<std::size_t>(t->integer(1, 1000));
     if (auto d = o.find("deadline"); d && !d->raw().is_null()) deadline_s = d->positive(86400);
     return rq;
@@ -151,8 +152,15 @@ PYBIND11_MODULE(_hetplan, m) {
         std::optional<double> deadline_s;
         std::size_t points = 64;
         if (auto n = o.find("points")) points = static_cast<std::size_t>(n->integer(1, 1000));
+        pareto_axis axis = pareto_axis::money;
+        if (auto a = o.find("against")) {
+            const std::string v = a->string();
+            if (v == "gpus") axis = pareto_axis::gpus;
+            else if (v != "usd") a->fail("'" + v + "' is not usd or gpus");
+        }
         io::json rest = j;  // the request's fields, checked by read_request
         rest.erase("points");
+        rest.erase("against");
         const planning_request rq = read_request(io::cursor(rest, "options"), planner, deadline_s);
         const app::inputs in = read_inputs(inputs);
         const problem pb = in.pb();
@@ -160,8 +168,9 @@ PYBIND11_MODULE(_hetplan, m) {
         stop_condition stop;
         if (deadline_s)
             stop.deadline = stop_condition::clock::now() + std::chrono::duration_cast<stop_condition::clock::duration>(std::chrono::duration<double>(*deadline_s));
-        const app::pareto_report r = app::run_pareto(p, pb, rq.target, rq.limits, points, "points", stop, [] { return std::string("stopped at the deadline"); });
-        return app::pareto_json(p.name(), r, pb.hw).dump();
+        const app::pareto_report r =
+            app::run_pareto(p, pb, rq.target, rq.limits, points, "points", stop, [] { return std::string("stopped at the deadline"); }, axis);
+        return app::pareto_json(p.name(), r, pb.hw, axis).dump();
     }, py::arg("inputs"), py::arg("options"));
 
     m.def("simulate", [](const std::string& inputs, const std::string& plan_text, const std::string& planner) {

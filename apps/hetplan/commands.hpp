@@ -46,15 +46,16 @@ namespace hetplan::app {
 inline constexpr const char* usage_text =
     "usage:\n"
     "  hetplan plan     [INPUT] [--planner sailor|zorse|autohet|metis|metis-memory-aware|cephalo] [--objective throughput|cost]\n"
-    "                   [--max-cost USD] [--min-throughput IT_PER_S] [--top K] [--json OUT] [--svg OUT]\n"
+    "                   [--max-cost USD] [--min-throughput IT_PER_S] [--max-gpus N] [--top K] [--json OUT] [--svg OUT]\n"
     "                   [--deadline S] [--timing on|off]\n"
     "  hetplan simulate [INPUT] [--plan PLAN.json] [--planner NAME] [--json OUT] [--svg OUT]\n"
     "  hetplan compare  [INPUT] [--planners a,b,...] [--price-with a,b,...|all] [--objective ...] [--deadline S] [--json OUT]\n"
     "                   [--timing on|off] (--price-with: every plan priced by those planners' models too)\n"
-    "  hetplan pareto   [INPUT] [--planner NAME] [--objective throughput|cost] [--max-cost USD] [--min-throughput IT_PER_S]\n"
-    "                   [--points N] [--deadline S] [--json OUT] [--svg OUT]\n"
-    "                   (the Pareto front of throughput against USD per iteration: the fastest plan, then the fastest\n"
-    "                   strictly cheaper one, ...; --objective marks the plan it would choose; --deadline for the whole front)\n"
+    "  hetplan pareto   [INPUT] [--planner NAME] [--against usd|gpus] [--objective throughput|cost] [--max-cost USD]\n"
+    "                   [--min-throughput IT_PER_S] [--max-gpus N] [--points N] [--deadline S] [--json OUT] [--svg OUT]\n"
+    "                   (the Pareto front of throughput against USD per iteration, or against GPUs: the fastest plan, then\n"
+    "                   the fastest strictly cheaper one (on strictly fewer GPUs), ...; --objective marks the plan it would\n"
+    "                   choose; --deadline for the whole front)\n"
     "  hetplan recover  INPUT --from OLD.json --to NEW.json [--json OUT]   (AutoHet §IV: checkpoint transfers)\n"
     "  hetplan import   sailor|zorse|cephalo DIR SELECTION --out OUTDIR\n"
     "                   (a published data folder as hetplan's cluster/model/job/profiles JSON)\n"
@@ -93,6 +94,8 @@ struct options {
     std::vector<std::string> price_with;  ///< compare: the planners whose models price every plan
     objective_kind target = objective_kind::throughput;
     std::optional<usd> max_cost;
+    std::optional<int> max_gpus;       ///< at most this many GPUs (--max-gpus)
+    pareto_axis axis = pareto_axis::money;  ///< pareto: against USD per iteration or GPUs (--against)
     std::optional<double> min_throughput;
     std::size_t top = 1;
     std::size_t points = 64;           ///< pareto: the most points searched
@@ -184,6 +187,15 @@ inline options parse(const std::vector<std::string>& args, const std::vector<std
             const double d = parse_number(a, v);
             if (!(d > 0)) throw input_error("option --max-cost: must be > 0 USD per iteration");
             o.max_cost = usd{d};
+        } else if (a == "--max-gpus") {
+            const double d = parse_number(a, v);
+            if (!(d >= 1 && d <= limits::max_gpus && d == std::floor(d)))
+                throw input_error("option --max-gpus: must be a whole number from 1 to " + std::to_string(limits::max_gpus));
+            o.max_gpus = static_cast<int>(d);
+        } else if (a == "--against") {
+            if (v == "usd") o.axis = pareto_axis::money;
+            else if (v == "gpus") o.axis = pareto_axis::gpus;
+            else throw input_error("option --against: '" + v + "' is not usd or gpus");
         } else if (a == "--min-throughput") {
             const double d = parse_number(a, v);
             if (!(d > 0)) throw input_error("option --min-throughput: must be > 0 iterations per second");
@@ -416,6 +428,7 @@ inline plan_result run_planner(any_planner& p, const problem& pb, const options&
     req.target = o.target;
     if (o.max_cost) req.limits.max_usd = o.max_cost->value;
     req.limits.min_throughput = o.min_throughput;
+    req.limits.max_gpus = o.max_gpus;
     req.top = top;
     req.stop.token = interrupt_source().get_token();
     if (o.deadline_s)
@@ -464,7 +477,7 @@ inline void print_notes(std::FILE* out, const std::vector<std::string>& notes) {
 
 inline int plan_command(const std::vector<std::string>& args) {
     const auto o = parse(args, with_source_options({"--cluster", "--model", "--job", "--profiles", "--planner", "--objective", "--max-cost", "--min-throughput",
-                                                    "--top", "--json", "--svg", "--timing", "--deadline"}));
+                                                    "--max-gpus", "--top", "--json", "--svg", "--timing", "--deadline"}));
     const auto in = load_inputs(o, true);
     const problem pb = in.pb();
     any_planner p = planner_named(o.planner);
@@ -679,8 +692,8 @@ inline void print_cross_prices(const problem& pb, const std::vector<std::pair<st
 }
 
 inline int compare_command(const std::vector<std::string>& args) {
-    auto o = parse(args, with_source_options({"--cluster", "--model", "--job", "--profiles", "--planners", "--objective", "--max-cost", "--min-throughput", "--json",
-                                              "--timing", "--deadline", "--price-with"}));
+    auto o = parse(args, with_source_options({"--cluster", "--model", "--job", "--profiles", "--planners", "--objective", "--max-cost", "--min-throughput",
+                                              "--max-gpus", "--json", "--timing", "--deadline", "--price-with"}));
     if (o.planners.empty())
         for (const auto& p : builtin_planners()) o.planners.push_back(p.name());
     std::vector<any_planner> pricers;
@@ -735,8 +748,10 @@ struct pareto_report {
 /// The front of `p` within `limits`, at most `points` points (the option `points_name`); `stop`
 /// ends it, and the points so far come back with a note from `why_stopped`.
 inline pareto_report run_pareto(any_planner& p, const problem& pb, objective_kind target, const constraints& limits, std::size_t points,
-                                const std::string& points_name, const stop_condition& stop, const std::function<std::string()>& why_stopped) {
+                                const std::string& points_name, const stop_condition& stop, const std::function<std::string()>& why_stopped,
+                                pareto_axis axis = pareto_axis::money) {
     pareto_options opt;
+    opt.axis = axis;
     opt.max_points = points;
     opt.limits = limits;
     opt.stop = stop;
@@ -745,45 +760,55 @@ inline pareto_report run_pareto(any_planner& p, const problem& pb, objective_kin
     r.notes = r.front.notes;
     std::erase(r.notes, std::string(search::stopped_note));
     if (r.front.stopped) r.notes.push_back(why_stopped() + ": the points found so far");
-    else if (!r.front.complete && !r.front.points.empty()) r.notes.push_back(points_name + " " + std::to_string(points) + " reached: cheaper plans may follow");
+    else if (!r.front.complete && !r.front.points.empty())
+        r.notes.push_back(points_name + " " + std::to_string(points) + " reached: " + (axis == pareto_axis::gpus ? "plans on fewer GPUs" : "cheaper plans") + " may follow");
     // The plan the objective would choose within the range: the fastest, or the cheapest (known
-    // only when the front is complete).
-    if (!r.front.points.empty()) {
-        if (target == objective_kind::throughput) r.chosen = 0;
-        else if (r.front.complete) r.chosen = std::ptrdiff_t(r.front.points.size()) - 1;
-        else r.notes.push_back("the cheapest plan is not known: the front is not complete");
+    // only when the front over USD is complete; over GPUs, the cheapest of its points).
+    const auto& pts = r.front.points;
+    if (!pts.empty()) {
+        if (target == objective_kind::throughput) {
+            r.chosen = 0;
+        } else if (axis == pareto_axis::gpus) {
+            r.chosen = std::min_element(pts.begin(), pts.end(), [](const ranked_plan& a, const ranked_plan& b) { return a.cost().value < b.cost().value; }) - pts.begin();
+            r.notes.push_back("marked: the cheapest of these points (the cheapest plan need not be on the front over GPUs)");
+        } else if (r.front.complete) {
+            r.chosen = std::ptrdiff_t(pts.size()) - 1;
+        } else {
+            r.notes.push_back("the cheapest plan is not known: the front is not complete");
+        }
     }
     return r;
 }
 
-inline io::json pareto_json(const std::string& planner, const pareto_report& r, const cluster& hw) {
-    io::json j = {{"planner", planner}, {"complete", r.front.complete}, {"searches", r.front.searches}, {"points", io::json::array()}, {"notes", r.notes}};
+inline io::json pareto_json(const std::string& planner, const pareto_report& r, const cluster& hw, pareto_axis axis = pareto_axis::money) {
+    io::json j = {{"planner", planner}, {"against", axis == pareto_axis::gpus ? "gpus" : "usd"}, {"complete", r.front.complete}, {"searches", r.front.searches}, {"points", io::json::array()}, {"notes", r.notes}};
     for (const ranked_plan& c : r.front.points) j["points"].push_back(choice_json(c, hw));
     j["chosen"] = r.chosen < 0 ? io::json(nullptr) : io::json(r.chosen);
     return j;
 }
 
-/// `hetplan pareto`: the front of throughput against USD per iteration (planners/pareto.hpp).
+/// `hetplan pareto`: the front of throughput against USD per iteration or GPUs (planners/pareto.hpp).
 inline int pareto_command(const std::vector<std::string>& args) {
     const auto o = parse(args, with_source_options({"--cluster", "--model", "--job", "--profiles", "--planner", "--objective", "--max-cost",
-                                                    "--min-throughput", "--points", "--json", "--svg", "--deadline"}));
+                                                    "--min-throughput", "--max-gpus", "--against", "--points", "--json", "--svg", "--deadline"}));
     const auto in = load_inputs(o, true);
     const problem pb = in.pb();
     any_planner p = planner_named(o.planner);
     constraints limits;
     if (o.max_cost) limits.max_usd = o.max_cost->value;
     limits.min_throughput = o.min_throughput;
+    limits.max_gpus = o.max_gpus;
     stop_condition stop;
     stop.token = interrupt_source().get_token();
     if (o.deadline_s)
         stop.deadline = stop_condition::clock::now() + std::chrono::duration_cast<stop_condition::clock::duration>(std::chrono::duration<double>(*o.deadline_s));
     auto prev = std::signal(SIGINT, on_sigint);
     const pareto_report r = run_pareto(p, pb, o.target, limits, o.points, "--points", stop,
-                                       [] { return std::string(interrupted().load() ? "stopped by Ctrl-C" : "stopped at the --deadline"); });
+                                       [] { return std::string(interrupted().load() ? "stopped by Ctrl-C" : "stopped at the --deadline"); }, o.axis);
     std::signal(SIGINT, prev);
     const pareto_result& f = r.front;
-    std::printf("Pareto front of %s (%s), %s: %zu point(s) from %zu searches%s\n", p.name().c_str(), p.paper().c_str(), pb.model.name.c_str(),
-                f.points.size(), f.searches, f.complete ? "" : " (not complete)");
+    std::printf("Pareto front of %s (%s), %s, throughput against %s: %zu point(s) from %zu searches%s\n", p.name().c_str(), p.paper().c_str(),
+                pb.model.name.c_str(), o.axis == pareto_axis::gpus ? "GPUs" : "USD per iteration", f.points.size(), f.searches, f.complete ? "" : " (not complete)");
     if (!f.points.empty()) {
         std::printf("\n  %-3s %12s %10s %10s %6s %10s\n", "#", "s/iteration", "iter/s", "USD/iter", "GPUs", "pipelines");
         for (std::size_t k = 0; k < f.points.size(); ++k) {
@@ -795,10 +820,11 @@ inline int pareto_command(const std::vector<std::string>& args) {
         }
     }
     print_notes(stdout, r.notes);
-    if (!o.json_out.empty()) write_file(o.json_out, pareto_json(p.name(), r, pb.hw).dump(2) + "\n");
+    if (!o.json_out.empty()) write_file(o.json_out, pareto_json(p.name(), r, pb.hw, o.axis).dump(2) + "\n");
     if (!o.svg_out.empty()) {
         pareto_svg_options so;
         so.chosen = r.chosen;
+        so.axis = o.axis;
         write_file(o.svg_out, pareto_svg(pb, f, {}, so));
     }
     if (f.points.empty()) {

@@ -39,22 +39,24 @@ def _plan_text(plan):
 
 
 def plan(inputs=None, planner="sailor", objective="throughput", max_cost=None, min_throughput=None, top=1,
-         deadline=None, progress=None):
+         deadline=None, progress=None, max_gpus=None):
     """Plans with one planner. Returns {"planner", "notes", "plans": [{"plan", "iteration_s",
     "throughput_it_s", "cost_usd", "gpus", "worst_headroom_gb"}, ...]}, best first.
 
     progress(candidates, best) is called as the search goes; returning True stops it (the best
-    plans so far come back, with a note). deadline: seconds."""
+    plans so far come back, with a note). deadline: seconds. max_gpus: at most this many GPUs."""
     options = {"planner": planner, "objective": objective, "max_cost": max_cost, "min_throughput": min_throughput,
-               "top": top, "deadline": deadline}
+               "max_gpus": max_gpus, "top": top, "deadline": deadline}
     return _json.loads(_hetplan.plan(_text(inputs, "inputs"), _json.dumps(options), progress))
 
 
-def compare(inputs=None, planners=None, objective="throughput", max_cost=None, min_throughput=None, deadline=None, price_with=None):
+def compare(inputs=None, planners=None, objective="throughput", max_cost=None, min_throughput=None, deadline=None, price_with=None,
+            max_gpus=None):
     """Every planner (or those named) on the same inputs: a list of plan() results. price_with:
     planner names whose models price each best plan too (its "priced_by": iteration_s, cost_usd,
     valid, or "refused" with the reason)."""
-    options = {"objective": objective, "max_cost": max_cost, "min_throughput": min_throughput, "deadline": deadline}
+    options = {"objective": objective, "max_cost": max_cost, "min_throughput": min_throughput, "max_gpus": max_gpus,
+               "deadline": deadline}
     if planners is not None:
         options["planners"] = list(planners)
     if price_with is not None:
@@ -62,13 +64,15 @@ def compare(inputs=None, planners=None, objective="throughput", max_cost=None, m
     return _json.loads(_hetplan.compare(_text(inputs, "inputs"), _json.dumps(options)))
 
 
-def pareto(inputs=None, planner="sailor", objective="throughput", max_cost=None, min_throughput=None, points=64, deadline=None):
-    """The Pareto front of throughput against USD per iteration: the fastest plan, then the fastest
-    strictly cheaper one, and so on. Returns {"planner", "complete", "searches", "notes", "chosen",
+def pareto(inputs=None, planner="sailor", objective="throughput", max_cost=None, min_throughput=None, points=64, deadline=None,
+           against="usd", max_gpus=None):
+    """The Pareto front of throughput against USD per iteration (against="usd") or GPUs
+    (against="gpus"): the fastest plan, then the fastest strictly cheaper one (on strictly fewer
+    GPUs), and so on. Returns {"planner", "against", "complete", "searches", "notes", "chosen",
     "points": [like plan()'s "plans"]}, fastest first; "chosen" is the point the objective picks
-    within max_cost / min_throughput. deadline: seconds, for the whole front."""
+    within max_cost / min_throughput / max_gpus. deadline: seconds, for the whole front."""
     options = {"planner": planner, "objective": objective, "max_cost": max_cost, "min_throughput": min_throughput,
-               "points": points, "deadline": deadline}
+               "max_gpus": max_gpus, "points": points, "deadline": deadline, "against": against}
     return _json.loads(_hetplan.pareto(_text(inputs, "inputs"), _json.dumps(options)))
 
 

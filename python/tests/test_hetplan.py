@@ -119,6 +119,16 @@ def test_pareto_front_is_monotone_and_marks_the_choice():
     assert len(first["points"]) == 1 and not first["complete"] and any("points 1 reached" in n for n in first["notes"])
     with pytest.raises(hetplan.InputError, match="points"):
         hetplan.pareto(None, points=0)
+    # Against GPUs: each point on fewer GPUs and slower; a GPU limit is honoured by plan().
+    g = hetplan.pareto(files(), against="gpus")
+    assert g["against"] == "gpus" and g["complete"] and g["points"]
+    gpus = [p["gpus"] for p in g["points"]]
+    assert gpus == sorted(gpus, reverse=True) and len(set(gpus)) == len(gpus)
+    assert [p["iteration_s"] for p in g["points"]] == sorted(p["iteration_s"] for p in g["points"])
+    smallest = hetplan.plan(files(), max_gpus=gpus[-1])["plans"][0]
+    assert smallest["gpus"] <= gpus[-1] and smallest["iteration_s"] == pytest.approx(g["points"][-1]["iteration_s"], rel=1e-3)
+    with pytest.raises(hetplan.InputError, match="against"):
+        hetplan.pareto(None, against="watts")
 
 
 def test_export_frameworks_and_ranks():

@@ -27,11 +27,12 @@ python3 "$here/png_not_blank.py" "$out/plan.png"
 shoot "$out/pareto.svg" "$out/pareto.png"
 python3 "$here/png_not_blank.py" "$out/pareto.png"
 # Text as the browser lays it out: inside the picture, never overlapping (issue 21), for the
-# plan pictures of three schedules (1F1B, ministages, layer by layer) and the Pareto scatter;
+# plan pictures of three schedules (1F1B, ministages, layer by layer) and the Pareto scatters;
 # two overlapping labels must fail the same check.
 "$bin" plan --planner zorse --svg "$out/plan_zorse.svg" >/dev/null
 "$bin" plan --planner cephalo --svg "$out/plan_cephalo.svg" >/dev/null
-python3 "$here/text_extents.py" "$browser" "$out" "$out/plan.svg" "$out/plan_zorse.svg" "$out/plan_cephalo.svg" "$out/pareto.svg"
+"$bin" pareto --against gpus --points 4 --svg "$out/pareto_gpus.svg" >/dev/null
+python3 "$here/text_extents.py" "$browser" "$out" "$out/plan.svg" "$out/plan_zorse.svg" "$out/plan_cephalo.svg" "$out/pareto.svg" "$out/pareto_gpus.svg"
 printf '<svg xmlns="http://www.w3.org/2000/svg" width="400" height="100"><text x="10" y="50" font-size="14">overlapping label</text><text x="40" y="52" font-size="14">another label</text></svg>\n' >"$out/overlap.svg"
 if python3 "$here/text_extents.py" "$browser" "$out" "$out/overlap.svg"; then echo "svg text extents: overlapping labels passed the check"; exit 1; fi
 printf '<svg xmlns="http://www.w3.org/2000/svg" width="1100" height="600"><rect width="100%%" height="100%%" fill="white"/></svg>\n' >"$out/blank.svg"

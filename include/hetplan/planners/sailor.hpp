@@ -131,6 +131,8 @@ private:
             plan_request<O> free;
             free.objective = rq.objective;
             free.objective.limits = {};
+            if constexpr (requires { free.objective.limits.max_gpus; })
+                free.objective.limits.max_gpus = rq.objective.limits.max_gpus;  // counted exactly: kept
             free.top = opt_.keep;
             free.rank_within = rq.rank_within;
             free.stop = rq.stop;
@@ -138,6 +140,16 @@ private:
         } else {
             return {};
         }
+    }
+
+    /// The most replicas of a P-stage pipeline: every stage of every replica takes a GPU at least,
+    /// of the pool and within a GPU limit.
+    template <class Run>
+    [[nodiscard]] static int most_replicas(Run& run, const search::sailor_domain& d, int P) {
+        int gpus = d.gpus;
+        if constexpr (requires { run.objective().limits.max_gpus; })
+            if (run.objective().limits.max_gpus) gpus = std::min(gpus, *run.objective().limits.max_gpus);
+        return gpus / P;
     }
 
     /// The job's memory options Sailor's planner takes (§4.3): ZeRO 1-2 (the same traffic as an
@@ -200,7 +212,7 @@ private:
             auto times = search::time_stages(pb, d.cells, f.partition, f.mbs, d.tps, solver_.time_model(), memory_, schedule_kind::one_f_one_b);
             const auto family = static_cast<std::uint32_t>(families_.size());
             families_.push_back({f, std::move(times)});
-            for (int D : search::data_parallel_degrees(pb.job.global_batch / f.mbs, d.gpus / f.P))
+            for (int D : search::data_parallel_degrees(pb.job.global_batch / f.mbs, most_replicas(run, d, f.P)))
                 if (const double floor = kept_level_floor(run, d, family, D, false); floor < std::numeric_limits<double>::infinity())
                     heap.push_back({floor, static_cast<std::uint32_t>(heap.size()), family, D, false, 0, all_levels});
         }
@@ -284,7 +296,7 @@ private:
         const problem& pb = run.pb();
         const auto times = search::time_stages(pb, d.cells, f.partition, f.mbs, d.tps, solver_.time_model(), memory_, schedule_kind::one_f_one_b);
         std::vector<int> degrees;
-        for (int D : search::data_parallel_degrees(pb.job.global_batch / f.mbs, d.gpus / f.P)) degrees.push_back(D);
+        for (int D : search::data_parallel_degrees(pb.job.global_batch / f.mbs, most_replicas(run, d, f.P))) degrees.push_back(D);
         const std::vector<search::tp_level> levels = typing_.levels(d.tps);
         level_floor_.assign(degrees.empty() ? 0 : static_cast<std::size_t>(degrees.back()) + 1, std::numeric_limits<double>::quiet_NaN());
         for (const search::tp_level& level : levels)
@@ -379,23 +391,32 @@ private:
         // fastest plans are (the bounded search never built them, so nothing else knows).
         if constexpr (requires { run.objective().limits.max_usd; run.objective().limits.min_throughput; }) {
             const auto lim = run.objective().limits;
-            if (!lim.max_usd && !lim.min_throughput) return;
+            std::optional<int> max_gpus;
+            if constexpr (requires { lim.max_gpus; }) max_gpus = lim.max_gpus;
+            if (!lim.max_usd && !lim.min_throughput && !max_gpus) return;
             const problem& pb = run.pb();
             const stop_condition stop = run.stop();
             std::string s = "no plan within the constraints:";
             char buf[160];
             if (lim.max_usd) {
                 plan_request<min_cost> rq;
+                rq.objective.limits.max_gpus = max_gpus;
                 rq.stop = stop;
                 if (const auto r = plan(pb, rq); r.best())
-                    std::snprintf(buf, sizeof buf, " the cheapest plan costs %.4g USD/iteration (budget %.4g)", r.best()->cost().value, *lim.max_usd), s += buf;
+                    std::snprintf(buf, sizeof buf, " the cheapest plan%s costs %.4g USD/iteration (budget %.4g)", max_gpus ? " within the GPU limit" : "",
+                                  r.best()->cost().value, *lim.max_usd), s += buf;
             }
             if (lim.min_throughput) {
                 plan_request<max_throughput> rq;
+                rq.objective.limits.max_gpus = max_gpus;
                 rq.stop = stop;
                 if (const auto r = plan(pb, rq); r.best())
-                    std::snprintf(buf, sizeof buf, "%s the fastest plan reaches %.4g iterations/s (minimum %.4g)", lim.max_usd ? ";" : "",
-                                  r.best()->throughput(), *lim.min_throughput), s += buf;
+                    std::snprintf(buf, sizeof buf, "%s the fastest plan%s reaches %.4g iterations/s (minimum %.4g)", lim.max_usd ? ";" : "",
+                                  max_gpus ? " within the GPU limit" : "", r.best()->throughput(), *lim.min_throughput), s += buf;
+            }
+            if (max_gpus && !lim.max_usd && !lim.min_throughput) {
+                std::snprintf(buf, sizeof buf, " no plan fits in %d GPU(s)", *max_gpus);
+                s += buf;
             }
             run.note(std::move(s));
         }

@@ -1,8 +1,9 @@
 #pragma once
-// The Pareto front of throughput against USD per iteration as one self-contained SVG scatter
-// (issue 21): every plan given as a grey dot, the front's points joined by its staircase (each
-// point is the fastest plan at its price), the chosen plan ringed, axes with ticks, and a label
-// per front point (GPUs and pipeline depth) placed where it overlaps no other label.
+// The Pareto front of throughput against USD per iteration, or against GPUs, as one
+// self-contained SVG scatter (issue 21): every plan given as a grey dot, the front's points joined
+// by its staircase (each point is the fastest plan at its price, or on its GPUs), the chosen plan
+// ringed, axes with ticks, and a label per front point (GPUs or USD, and pipeline depth) placed
+// where it overlaps no other label.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -20,6 +21,7 @@ struct pareto_svg_options {
     double width = 760, height = 480;
     std::string title;  ///< empty: model, batch and the number of points
     std::ptrdiff_t chosen = 0;  ///< index into the front of the plan to ring; -1: none
+    pareto_axis axis = pareto_axis::money;  ///< the horizontal axis: USD per iteration, or GPUs
 };
 
 namespace detail::svg {
@@ -51,12 +53,14 @@ inline std::string fmt(double v, const char* f) {
 [[nodiscard]] inline std::string pareto_svg(const problem& pb, const pareto_result& front, const std::vector<ranked_plan>& others = {},
                                             const pareto_svg_options& opt = {}) {
     using namespace detail::svg;
+    const bool by_gpus = opt.axis == pareto_axis::gpus;
+    auto x_of = [by_gpus](const ranked_plan& p) { return by_gpus ? double(p.gpus()) : p.cost().value; };
     canvas c;
     const double W = opt.width, H = opt.height, left = 78, right = 24, top = 64, bottom = 56;
     const double cw = W - left - right, ch = H - top - bottom;
     double x_lo = 1e300, x_hi = -1e300, y_lo = 1e300, y_hi = -1e300;
     auto extend = [&](const ranked_plan& p) {
-        x_lo = std::min(x_lo, p.cost().value), x_hi = std::max(x_hi, p.cost().value);
+        x_lo = std::min(x_lo, x_of(p)), x_hi = std::max(x_hi, x_of(p));
         y_lo = std::min(y_lo, p.throughput()), y_hi = std::max(y_hi, p.throughput());
     };
     for (const auto& p : front.points) extend(p);
@@ -66,7 +70,8 @@ inline std::string fmt(double v, const char* f) {
                                                        std::to_string(front.points.size()) + " Pareto-optimal plans" +
                                                        (front.complete ? "" : " (front not complete)");
     c.text(12, 26, title, 16, "start", "bold");
-    c.text(12, 44, std::string("Each point the fastest plan at its price") + (others.empty() ? "" : "; grey: other plans priced"), 12);
+    c.text(12, 44, std::string(by_gpus ? "Each point the fastest plan on at most its GPUs" : "Each point the fastest plan at its price") +
+                       (others.empty() ? "" : "; grey: other plans priced"), 12);
     if (front.points.empty() && others.empty()) {
         c.text(left, top + ch / 2, "no plan", 14);
     } else {
@@ -77,9 +82,10 @@ inline std::string fmt(double v, const char* f) {
         auto Y = [&](double thr) { return top + ch - (thr - y_lo) / (y_hi - y_lo) * ch; };
         c.line(left, top + ch, left + cw, top + ch, "#333");
         c.line(left, top, left, top + ch, "#333");
-        const char* xf = x_hi < 0.1 ? "%.4f" : x_hi < 10 ? "%.2f" : "%.0f";
+        const char* xf = by_gpus || x_hi >= 10 ? "%.0f" : x_hi < 0.1 ? "%.4f" : "%.2f";
         const char* yf = y_hi < 0.1 ? "%.4f" : y_hi < 10 ? "%.2f" : "%.0f";
         for (double v : ticks(x_lo, x_hi, 6)) {
+            if (by_gpus && std::abs(v - std::round(v)) > 1e-6) continue;  // whole GPUs only
             c.line(X(v), top + ch, X(v), top + ch + 5, "#333");
             c.text(X(v), top + ch + 18, fmt(v, xf), 11, "middle");
         }
@@ -87,18 +93,18 @@ inline std::string fmt(double v, const char* f) {
             c.line(left - 5, Y(v), left, Y(v), "#333");
             c.text(left - 8, Y(v) + 4, fmt(v, yf), 11, "end");
         }
-        c.text(left + cw / 2, H - 12, "USD per iteration", 12, "middle");
+        c.text(left + cw / 2, H - 12, by_gpus ? "GPUs" : "USD per iteration", 12, "middle");
         c.raw("<text x=\"16\" y=\"" + num(top + ch / 2) + "\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 16 " +
               num(top + ch / 2) + ")\">iterations per second</text>\n");
         for (const auto& p : others)
-            c.circle(X(p.cost().value), Y(p.throughput()), 3, "#bbbbbb",
+            c.circle(X(x_of(p)), Y(p.throughput()), 3, "#bbbbbb",
                      fmt(p.iteration().value, "%.3f s/iteration, ") + fmt(p.cost().value, "%.4f USD/iteration, ") + std::to_string(p.gpus()) + " GPUs");
-        // The staircase: from each point, cheaper plans are slower.
+        // The staircase: from each point, cheaper plans (plans on fewer GPUs) are slower.
         const char* front_col = "#4e79a7";
         for (std::size_t k = 0; k + 1 < front.points.size(); ++k) {
             const auto &a = front.points[k], &b = front.points[k + 1];
-            c.line(X(a.cost().value), Y(a.throughput()), X(a.cost().value), Y(b.throughput()), front_col, 1.5);
-            c.line(X(a.cost().value), Y(b.throughput()), X(b.cost().value), Y(b.throughput()), front_col, 1.5);
+            c.line(X(x_of(a)), Y(a.throughput()), X(x_of(a)), Y(b.throughput()), front_col, 1.5);
+            c.line(X(x_of(a)), Y(b.throughput()), X(x_of(b)), Y(b.throughput()), front_col, 1.5);
         }
         // Labels: right of the point, else left, else above, else below; never over another
         // label (11 px text at about 6.2 px per character).
@@ -109,12 +115,12 @@ inline std::string fmt(double v, const char* f) {
         };
         for (std::size_t k = 0; k < front.points.size(); ++k) {
             const auto& p = front.points[k];
-            const double px = X(p.cost().value), py = Y(p.throughput());
+            const double px = X(x_of(p)), py = Y(p.throughput());
             const bool chosen = opt.chosen >= 0 && std::size_t(opt.chosen) == k;
             if (chosen) c.circle(px, py, 9, "none", "the chosen plan", "#e15759");
             c.circle(px, py, 4.5, front_col,
                      fmt(p.iteration().value, "%.3f s/iteration, ") + fmt(p.cost().value, "%.4f USD/iteration, ") + std::to_string(p.gpus()) + " GPUs");
-            const std::string label = std::to_string(p.gpus()) + " GPUs" +
+            const std::string label = (by_gpus ? fmt(p.cost().value, "%.3g USD") : std::to_string(p.gpus()) + " GPUs") +
                                       (p.pl.pipelines.empty() ? "" : ", PP" + std::to_string(p.pl.pipelines.front().stages.size())) +
                                       (chosen ? " (chosen)" : "");
             const double w = 6.2 * double(label.size()), h = 13;

@@ -15,14 +15,18 @@
 
 namespace hetplan {
 
-/// Constraints every objective checks in admits(): a budget and a minimum throughput.
+/// Constraints every objective checks in admits(): a budget, a minimum throughput and a most
+/// GPUs. A search honours max_gpus exactly only where it counts the GPUs of its partial plans
+/// (search::counts_gpus); floors of the count (0 where not counted) are admitted as floors.
 struct constraints {
     std::optional<double> max_usd{};         ///< USD per iteration
     std::optional<double> min_throughput{};  ///< iterations per second
+    std::optional<int> max_gpus{};           ///< GPUs the plan uses, all replicas and TP groups
 
     [[nodiscard]] bool admit(const objective_terms& t) const {
         if (max_usd && t.usd > *max_usd) return false;
         if (min_throughput && t.iteration * *min_throughput > 1.0) return false;
+        if (max_gpus && t.gpus > *max_gpus) return false;
         return true;
     }
 };
@@ -60,6 +64,13 @@ namespace search {
 template <concepts::objective O>
 [[nodiscard]] bool uses_money(const O& o) {
     if constexpr (requires { o.uses_money(); }) return o.uses_money();
+    else return false;
+}
+
+/// Whether a search must count the GPUs of partial plans for `o` (a GPU limit).
+template <concepts::objective O>
+[[nodiscard]] bool counts_gpus(const O& o) {
+    if constexpr (requires { o.limits.max_gpus; }) return o.limits.max_gpus.has_value();
     else return false;
 }
 

@@ -102,6 +102,7 @@ public:
             ++refused_;
             closest_usd_ = std::min(closest_usd_, t.usd);
             closest_iteration_ = std::min(closest_iteration_, t.iteration);
+            closest_gpus_ = std::min(closest_gpus_, t.gpus);
         }
         if (o_.admits(t)) {
             const double v = o_.value(t);
@@ -166,6 +167,9 @@ private:
             if (o_.limits.max_usd) std::snprintf(buf, sizeof buf, " (budget %.4g)", *o_.limits.max_usd), s += buf;
             std::snprintf(buf, sizeof buf, ", the fastest reaches %.4g iterations/s", 1.0 / closest_iteration_), s += buf;
             if (o_.limits.min_throughput) std::snprintf(buf, sizeof buf, " (minimum %.4g)", *o_.limits.min_throughput), s += buf;
+            if constexpr (requires { o_.limits.max_gpus; }) {
+                if (o_.limits.max_gpus) std::snprintf(buf, sizeof buf, ", the smallest uses %d GPUs (at most %d)", closest_gpus_, *o_.limits.max_gpus), s += buf;
+            }
         } else {
             std::snprintf(buf, sizeof buf, ", the fastest reaches %.4g iterations/s", 1.0 / closest_iteration_), s += buf;
         }
@@ -186,6 +190,7 @@ private:
     std::size_t refused_ = 0;  ///< valid plans the objective did not admit
     double closest_usd_ = std::numeric_limits<double>::infinity();        ///< cheapest refused plan
     double closest_iteration_ = std::numeric_limits<double>::infinity();  ///< fastest refused plan
+    int closest_gpus_ = std::numeric_limits<int>::max();                  ///< smallest refused plan
     bool stopped_ = false;
 };
 

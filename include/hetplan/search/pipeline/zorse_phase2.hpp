@@ -130,7 +130,9 @@ public:
             build_zorse_load(load_, *c.table, inputs_);
             ++configurations;
             const double latency = zorse_time_model::latency(load_).total;
-            const objective_terms t{latency, latency * c.usd_per_second, 0, 0, 0};
+            objective_terms t{latency, latency * c.usd_per_second, 0, 0, 0};
+            for (const auto& per_gpu : n_)  // GPUs with a microbatch: at most the plan's (a GPU limit's floor)
+                t.gpus += static_cast<int>(std::count_if(per_gpu.begin(), per_gpu.end(), [](int k) { return k > 0; }));
             const double v = o.value(t);
             if (!o.admits(t)) {
                 ++refused;

@@ -41,10 +41,7 @@ public:
                 const estimate e = sim_.run(pb, pl);
                 ++plans_;
                 if (visit_) visit_(pl, e);
-                objective_terms t;
-                t.iteration = e.time.iteration.value;
-                t.usd = e.money.total.value;
-                if constexpr (concepts::measured_objective<O>) t = terms_of(o, pb, pl, e);
+                const objective_terms t = terms_of(o, pb, pl, e);  // GPUs and measure too: every limit is exact
                 if (!o.admits(t)) return;
                 const double v = o.value(t);
                 if (v > lim.cutoff) return;

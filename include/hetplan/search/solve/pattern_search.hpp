@@ -66,7 +66,8 @@ public:
 
     [[nodiscard]] static constexpr const char* name() { return "stage patterns, branch and bound"; }
     [[nodiscard]] const Time& time_model() const { return price_.time_model(); }
-    /// The memory limit of the stage DP that solves exact-boundary and measured instances.
+    /// The memory limit of the stage DP that solves exact-boundary and measured instances, and
+    /// those with a GPU limit.
     void set_memory_limit(std::size_t bytes) { dp_.set_memory_limit(bytes); }
     [[nodiscard]] std::size_t memory_limit() const { return dp_.memory_limit(); }
     /// Patterns even where the counts are few (counts_are_few hands those to the stage DP):
@@ -84,7 +85,10 @@ public:
     template <class Pr, concepts::objective O>
     [[nodiscard]] std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits& lim) {
         exhausted_ = false;
-        if (sp.exact_boundaries || concepts::measured_objective<O> || (!always_ && counts_are_few(sp))) {
+        // The stage DP also takes measured objectives and GPU limits: it carries those terms in
+        // its fronts; the patterns do not.
+        const bool dp_only = sp.exact_boundaries || concepts::measured_objective<O> || counts_gpus(o);
+        if (dp_only || (!always_ && counts_are_few(sp))) {
             // Without exact boundaries the DP's prices are pessimistic (a boundary at its slowest
             // pair of cells), so the run's cut-off, a simulator price, is not for it: it would
             // drop solutions the simulator prices under it (a larger budget lowered throughput).
@@ -94,7 +98,7 @@ public:
             auto r = dp_.solve(pb, sp, o, own);
             stopped_ = dp_.stopped();
             exhausted_ = dp_.exhausted();
-            if (!exhausted_ || sp.exact_boundaries || concepts::measured_objective<O>) return r;
+            if (!exhausted_ || dp_only) return r;
             exhausted_ = false;  // more counts than this effort walks: the patterns, which keep a best so far
         }
         stopped_ = false;

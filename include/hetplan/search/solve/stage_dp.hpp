@@ -128,6 +128,7 @@ private:
                                                                                                                       : stats_.compositions + lim.effort;
         money_ = uses_money(o);
         measure_ = concepts::measured_objective<O>;
+        count_ = counts_gpus(o);
         price_.begin(sp, money_);
         per_replica_ = sp.per_replica;
         if (!floors_) {
@@ -234,21 +235,23 @@ private:
                 return;
             const ring_price sync = price_.stage_sync(sp, i, comp);
             double rate = 0, mrate = 0;
+            int used = 0;
             cell_counts rest = left;
             for (std::size_t q = 0; q < cells.size(); ++q) {
                 const int gpus = comp.n[q] * comp.tp[cells[q].type];
                 rest[q] = static_cast<std::uint16_t>(rest[q] - gpus);
                 rate += gpus * sp.usd_per_gpu_second[cells[q].type];
                 mrate += gpus * measure_rate_[q];
+                used += gpus;
             }
             boundary b;
             if (i > 0) b = sp.exact_boundaries ? price_.exact_boundary(sp, i - 1, seen_prev, comp) : price_.bound_boundary(sp, i - 1, seen_prev, comp);
             const double own = choice.compute.value + b.bwd;
             const double egress = sync.egress + b.egress;
             const suffix_terms mine{own, own, sync.time, choice.update.value, b.fwd, money_ ? rate : 0.0, money_ ? egress : 0.0,
-                                    measure_ ? mrate : 0.0};
+                                    measure_ ? mrate : 0.0, count_ ? used : 0};
             if (last) {
-                if (!beyond(o, i, mine)) pareto_insert(front, entry{mine, none, comp}, money_, measure_);
+                if (!beyond(o, i, mine)) pareto_insert(front, entry{mine, none, comp}, money_, measure_, count_);
                 return;
             }
             // Skip the subtree when even floors for every later stage miss the objective.
@@ -260,13 +263,14 @@ private:
                 const suffix_terms& s = pool_[c].terms;
                 const double t = own + s.extra;
                 entry e{{s.sum + t, std::max(s.strag, t), std::max(s.sync, mine.sync), std::max(s.upd, mine.upd), b.fwd,
-                         s.rate + mine.rate, s.comm + mine.comm, s.mrate + mine.mrate},
+                         s.rate + mine.rate, s.comm + mine.comm, s.mrate + mine.mrate, s.gpus + mine.gpus},
                         c, comp};
-                if (!beyond(o, i, e.terms)) pareto_insert(front, e, money_, measure_);
+                if (!beyond(o, i, e.terms)) pareto_insert(front, e, money_, measure_, count_);
             }
         };
-        // A last stage's rate is its only term linear in the counts (unless a measure weighs cells).
-        if (last && !sp.exact_boundaries && !measure_) for_each_last_pattern(sp, i, left, money_, reps_, visit);
+        // A last stage's rate is its only term linear in the counts (unless a measure weighs
+        // cells, or the GPUs are counted).
+        if (last && !sp.exact_boundaries && !measure_ && !count_) for_each_last_pattern(sp, i, left, money_, reps_, visit);
         else for_each_composition(sp, i, left, visit);
 
         const span out{static_cast<std::uint32_t>(pool_.size()), static_cast<std::uint32_t>(front.size())};
@@ -287,7 +291,7 @@ private:
     instance_bound zero_;
     double cutoff_ = std::numeric_limits<double>::infinity();
     stop_poll poll_{nullptr};
-    bool stopped_ = false, money_ = false, measure_ = false;
+    bool stopped_ = false, money_ = false, measure_ = false, count_ = false;
     int per_replica_ = 1;
     std::array<double, max_cells> measure_rate_{};
     Memo<key, span, bytes_hash<key>> memo_{};

@@ -46,6 +46,7 @@ struct ring_price {
     t.iteration = one_f_one_b_iteration(e.sum, e.strag, per_replica, e.sync, e.upd);
     t.usd = money ? e.rate * t.iteration + e.comm : 0.0;
     t.measure = measure ? e.mrate * t.iteration : 0.0;
+    t.gpus = e.gpus;  // 0 (a floor) unless the search counts them
     return t;
 }
 
