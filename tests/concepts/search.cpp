@@ -183,3 +183,20 @@ TEST_CASE("the ranked list: plans within 0.1 % of the best ordered by the object
     REQUIRE(c.plans.size() == 2);
     CHECK(c.plans[0].pl == other);
 }
+
+TEST_CASE("the cut-off: the list's last value within the rank_within band, never below the tie band") {
+    // The tie band's plans are ordered by the tie-break, so any may be returned: a search keeping
+    // one plan must still prove them (before, a list of one cut at the best value itself).
+    const auto in = fixtures::default_example();
+    const problem pb = in.as_problem();
+    estimate e = simulator<>{}.run(pb, in.example_plan);
+    e.time.iteration = seconds{2.0};
+    search::search_run one(pb, plan_request<>{}, 1);
+    CHECK(!one.cutoff());
+    one.offer(in.example_plan, e, {}, sailor_memory_model{}, "the only plan");
+    REQUIRE(one.cutoff());
+    CHECK(*one.cutoff() == doctest::Approx(2.0 * (1 + search::tie_tolerance)).epsilon(1e-12));
+    search::search_run wide(pb, plan_request<>{}, 16);  // fewer plans than kept: the 5 % band
+    wide.offer(in.example_plan, e, {}, sailor_memory_model{}, "the only plan");
+    CHECK(*wide.cutoff() == doctest::Approx(2.0 * 1.05).epsilon(1e-12));
+}

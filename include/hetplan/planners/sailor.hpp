@@ -50,7 +50,14 @@ namespace hetplan {
 struct sailor_options {
     search::sailor_space space{};    ///< pipeline degrees and microbatch sizes
     bool exact_boundaries = false;   ///< off: a pipeline boundary is bounded by its slowest cell pair in the DP
-    std::size_t keep = 16;           ///< ranked-list length that bounds the search (at least the request's top)
+    /// Ranked-list length that bounds the search (at least the request's top): the search proves
+    /// the plans it could return, those in the list and those within search::tie_tolerance of
+    /// the best; a longer list widens the band it proves (within plan_request::rank_within) and
+    /// only costs time (16 made a third of random pools slower, some ten times).
+    std::size_t keep = 1;
+    /// Plans of the search without limits that a search with a budget or a throughput floor
+    /// starts from (see unconstrained_plans).
+    std::size_t unconstrained_keep = 16;
     std::size_t dp_memory = std::size_t{128} << 20;  ///< bytes one stage DP instance may take; larger ones are given up, with a note
     /// Search nodes one solve gets in the first round of the best-first scan (tens of ms): an
     /// instance that needs more offers its best so far and is solved again later with eight
@@ -133,7 +140,7 @@ private:
             free.objective.limits = {};
             if constexpr (requires { free.objective.limits.max_gpus; })
                 free.objective.limits.max_gpus = rq.objective.limits.max_gpus;  // counted exactly: kept
-            free.top = opt_.keep;
+            free.top = std::max(opt_.keep, opt_.unconstrained_keep);
             free.rank_within = rq.rank_within;
             free.stop = rq.stop;
             return plan(pb, free);

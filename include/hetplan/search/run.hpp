@@ -57,11 +57,14 @@ public:
     /// The limits to hand a solver: the cut-off, and the stop condition.
     [[nodiscard]] solve_limits limits() const { return {cutoff().value_or(std::numeric_limits<double>::infinity()), &stop_}; }
     /// Objective value above which a plan cannot enter the ranked list; none while it is empty.
+    /// Plans within tie_tolerance of the best are all kept whatever `keep`: finish() orders
+    /// them by the objective's tie-break, so any of them may be the one returned.
     [[nodiscard]] std::optional<double> cutoff() const {
         if (values_.empty()) return std::nullopt;
-        double cut = values_.front() * (1 + within_);
+        const double best = values_.front();
+        double cut = best + std::abs(best) * within_;
         if (values_.size() >= keep_) cut = std::min(cut, values_.back());
-        return cut;
+        return std::max(cut, best + std::abs(best) * tie_tolerance);
     }
     /// The best value so far (+inf: none).
     [[nodiscard]] double best() const { return values_.empty() ? std::numeric_limits<double>::infinity() : values_.front(); }
