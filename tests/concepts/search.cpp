@@ -200,3 +200,36 @@ TEST_CASE("the cut-off: the list's last value within the rank_within band, never
     wide.offer(in.example_plan, e, {}, sailor_memory_model{}, "the only plan");
     CHECK(*wide.cutoff() == doctest::Approx(2.0 * 1.05).epsilon(1e-12));
 }
+
+TEST_CASE("withdrawing a plan: the bound comes from the plans still listed; of two plans of one candidate the better stays") {
+    const auto in = fixtures::default_example();
+    const problem pb = in.as_problem();
+    auto priced = [&](double seconds_per_iteration) {
+        estimate e = simulator<>{}.run(pb, in.example_plan);
+        e.time.iteration = seconds{seconds_per_iteration};
+        return e;
+    };
+    plan slower = in.example_plan, third = in.example_plan;
+    slower.memory.usable_fraction = 0.99;  // distinct plans, same shape
+    third.memory.usable_fraction = 0.98;
+    search::search_run run(pb, plan_request<>{}, 1);
+    run.offer(in.example_plan, priced(1.0), {}, sailor_memory_model{}, "a best so far");
+    run.offer(slower, priced(1.5), {}, sailor_memory_model{}, "the longer solve's answer, worse by the simulator");
+    CHECK(!run.keep_better(in.example_plan, slower));  // the better one stays
+    CHECK(run.best() == 1.0);
+    REQUIRE(run.cutoff());
+    CHECK(*run.cutoff() == doctest::Approx(1.0 * (1 + search::tie_tolerance)).epsilon(1e-12));
+    run.offer(third, priced(1.2), {}, sailor_memory_model{}, "another candidate's plan");
+    // A list of one held only 1.0; withdrawing it once emptied the bound with a plan still found.
+    run.withdraw(in.example_plan);
+    CHECK(run.best() == doctest::Approx(1.2));
+    const auto r = run.finish("test");
+    REQUIRE(r.plans.size() == 1);
+    CHECK(r.plans[0].pl == third);
+    search::search_run better(pb, plan_request<>{}, 1);
+    better.offer(in.example_plan, priced(1.0), {}, sailor_memory_model{}, "a best so far");
+    better.offer(slower, priced(0.9), {}, sailor_memory_model{}, "the longer solve's answer, better");
+    CHECK(better.keep_better(in.example_plan, slower));  // the newer is better: the older goes
+    CHECK(better.best() == doctest::Approx(0.9));
+    CHECK(better.finish("test").plans.size() == 1);
+}

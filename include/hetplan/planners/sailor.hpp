@@ -52,8 +52,11 @@ struct sailor_options {
     bool exact_boundaries = false;   ///< off: a pipeline boundary is bounded by its slowest cell pair in the DP
     /// Ranked-list length that bounds the search (at least the request's top): the search proves
     /// the plans it could return, those in the list and those within search::tie_tolerance of
-    /// the best; a longer list widens the band it proves (within plan_request::rank_within) and
-    /// only costs time (16 made a third of random pools slower, some ten times).
+    /// the best. A longer list widens the band it proves (within plan_request::rank_within) at a
+    /// cost in time (16, the default until 2026-11-27: 18 of 100 random pools stopped at 10 s
+    /// instead of 15); the plans returned stay the same but where a solver's answer depends on
+    /// the cut-off it is given (the pattern search's best by its own price among the solutions
+    /// under it) and under H3's scan, which reads a bounded-out degree as "no plan".
     std::size_t keep = 1;
     /// Plans of the search without limits that a search with a budget or a throughput floor
     /// starts from (see unconstrained_plans).
@@ -357,8 +360,8 @@ private:
             for (const auto& c : st.choices) sig.insert(sig.end(), c.tp.begin(), c.tp.end());
         auto [memo, fresh] = seen_.try_emplace(std::move(sig));
         if (!fresh && !again) return {memo->second, run.stopping()};  // solved, or deferred already
-        // A deferred instance's best so far is withdrawn once a longer solve offers another plan
-        // for it, so the ranked list holds one plan per instance, as without a budget.
+        // A deferred instance's best so far and a longer solve's answer are not both listed (the
+        // worse is withdrawn), so the ranked list holds one plan per instance, as without a budget.
         std::optional<hetplan::plan> before;
         if (auto it = partial_.find(memo->first); again && it != partial_.end()) before = std::move(it->second), partial_.erase(it);
         offered_.reset();
@@ -376,8 +379,12 @@ private:
             if (v && copy) offered_ = std::move(copy);
             return v;
         }, effort);
-        if (before && offered_ && *offered_ != *before) run.withdraw(*before);
-        if (out.exhausted && (offered_ || before)) partial_.insert_or_assign(memo->first, offered_ ? std::move(*offered_) : std::move(*before));
+        // Of the best so far and the longer solve's answer the list keeps the better (by the
+        // simulator's price; the solver ranks by its own), and remembers which.
+        bool newer_kept = true;
+        if (before && offered_ && *offered_ != *before) newer_kept = run.keep_better(*before, *offered_);
+        if (out.exhausted && (offered_ || before))
+            partial_.insert_or_assign(memo->first, offered_ && newer_kept ? std::move(*offered_) : std::move(*before));
         memo->second = out.value;
         deferred_ = out.exhausted;
         return {memo->second, run.stopping()};

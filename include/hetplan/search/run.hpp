@@ -7,7 +7,7 @@
 //
 // The list also bounds the search (branch and bound): cutoff() is the objective value above
 // which a candidate can no longer enter it: `rank_within` above the best, and the keep-th value
-// once `keep` plans are in.
+// once `keep` plans are in, but never below the tie band (tie_tolerance above the best).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -123,12 +123,29 @@ public:
     }
 
     /// Takes back a plan offered before (a solver's best so far that a longer solve of the same
-    /// candidate superseded): the list and the cut-off forget it, as if never offered.
+    /// candidate superseded): the list and the cut-off forget it, as if never offered. The
+    /// values that bound the search are rebuilt from the plans still listed (erasing one value
+    /// from a list of `keep` could leave it empty, with plans found).
     void withdraw(const plan& pl) {
         const auto it = std::find_if(found_.begin(), found_.end(), [&](const ranked_plan& r) { return r.pl == pl; });
         if (it == found_.end()) return;
-        if (const auto v = std::lower_bound(values_.begin(), values_.end(), it->value); v != values_.end() && *v == it->value) values_.erase(v);
         found_.erase(it);
+        values_.clear();
+        for (const ranked_plan& r : found_) values_.push_back(r.value);
+        std::sort(values_.begin(), values_.end());
+        if (values_.size() > keep_) values_.resize(keep_);
+    }
+    /// Of two listed plans of one candidate (a best so far and a longer solve's answer), keeps
+    /// the one of lower value and withdraws the other (`older` on a tie, or when either is not
+    /// listed): a solver ranks by its own price, the list by the simulator's, so the longer
+    /// solve's answer can be the worse one, and withdrawing the better would raise the cut-off
+    /// above plans already bounded out under it. Returns whether `newer` is the one kept.
+    bool keep_better(const plan& older, const plan& newer) {
+        auto at = [&](const plan& pl) { return std::find_if(found_.begin(), found_.end(), [&](const ranked_plan& r) { return r.pl == pl; }); };
+        const auto a = at(older), b = at(newer);
+        const bool keep_newer = !(a != found_.end() && b != found_.end() && a->value < b->value);
+        withdraw(keep_newer ? older : newer);
+        return keep_newer;
     }
 
     /// The ranked plans: best value first; those within 0.1 % of the best by the tie-break; then
