@@ -127,7 +127,7 @@ public:
     /// values that bound the search are rebuilt from the plans still listed (erasing one value
     /// from a list of `keep` could leave it empty, with plans found).
     void withdraw(const plan& pl) {
-        const auto it = std::find_if(found_.begin(), found_.end(), [&](const ranked_plan& r) { return r.pl == pl; });
+        const auto it = listed(pl);
         if (it == found_.end()) return;
         found_.erase(it);
         values_.clear();
@@ -141,8 +141,7 @@ public:
     /// solve's answer can be the worse one, and withdrawing the better would raise the cut-off
     /// above plans already bounded out under it. Returns whether `newer` is the one kept.
     bool keep_better(const plan& older, const plan& newer) {
-        auto at = [&](const plan& pl) { return std::find_if(found_.begin(), found_.end(), [&](const ranked_plan& r) { return r.pl == pl; }); };
-        const auto a = at(older), b = at(newer);
+        const auto a = listed(older), b = listed(newer);
         const bool keep_newer = !(a != found_.end() && b != found_.end() && a->value < b->value);
         withdraw(keep_newer ? older : newer);
         return keep_newer;
@@ -176,6 +175,10 @@ public:
     }
 
 private:
+    /// The listed entry of `pl`, or found_.end().
+    [[nodiscard]] std::vector<ranked_plan>::iterator listed(const plan& pl) {
+        return std::find_if(found_.begin(), found_.end(), [&](const ranked_plan& r) { return r.pl == pl; });
+    }
     /// What the constraints shut out: the cheapest and the fastest of the refused plans, next
     /// to the limits (when the objective has Sailor's constraints).
     [[nodiscard]] std::string refused_note() const {
