@@ -21,70 +21,21 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <ranges>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
 
 #include "hetplan/concepts/bound.hpp"
 #include "hetplan/cost/time/one_f_one_b.hpp"
-#include "hetplan/hardware/collectives.hpp"
+#include "hetplan/search/bound/floor_memo.hpp"
 #include "hetplan/search/cells.hpp"
 #include "hetplan/search/model_probe.hpp"
 #include "hetplan/search/solve/small_ilp.hpp"
 
 namespace hetplan::search {
-
-/// A floor of a stage's all-reduce over `n` replicas drawn from the endpoints `ends`: the time
-/// model's sync_floor; for a model with no sync_time, the network ring the search falls back to
-/// (the fastest uniform ring); else 0.
-template <class Time>
-[[nodiscard]] double sync_floor_of(const Time& tm, const problem& pb, std::span<const endpoint> ends, int n, bytes size) {
-    if constexpr (requires { tm.sync_floor(pb, ends, n, size); }) {
-        return tm.sync_floor(pb, ends, n, size).value;
-    } else if constexpr (!concepts::has_sync_time<Time>) {
-        double best = std::numeric_limits<double>::infinity();
-        for (const endpoint& x : ends)
-            for (const endpoint& y : ends)
-                if (const auto* l = pb.hw.network.find(x, y)) best = std::min(best, collective::ring_all_reduce(n, size, *l).value);
-        return best < std::numeric_limits<double>::infinity() ? best : 0.0;
-    } else {
-        return 0.0;
-    }
-}
-
-/// Sync floors already priced, (endpoints, replicas, bytes) -> seconds: a floor tries every
-/// pair of a stage's endpoints (a ring each; a quarter of a 2-zone search), and the stages of
-/// other instances and patterns repeat the endpoint sets. Direct-mapped, the key kept whole,
-/// so a hit is exact. It starts afresh for another time model or network; whoever owns it
-/// clears it for another problem (whose network may sit at the same address).
-class sync_floor_memo {
-public:
-    void clear() { slots_.clear(); }
-
-    template <class Time>
-    [[nodiscard]] double operator()(const Time& tm, const problem& pb, std::span<const endpoint> ends, int n, bytes size) {
-        if (slots_.empty() || model_ != &tm || network_ != &pb.hw.network) slots_.assign(256, {}), model_ = &tm, network_ = &pb.hw.network;
-        std::uint64_t h = (std::bit_cast<std::uint64_t>(size.value) ^ std::uint64_t(unsigned(n)) << 52) * 0x9E3779B97F4A7C15ull;
-        for (const endpoint& e : ends) h = (h ^ (h >> 29) ^ e.key()) * 0xBF58476D1CE4E5B9ull;
-        slot& s = slots_[static_cast<std::size_t>(h >> 56)];  // the top bits: every input bit reaches them
-        if (s.n != n || s.bytes != size.value || !std::equal(ends.begin(), ends.end(), s.ends.begin(), s.ends.end())) {
-            const double seconds = sync_floor_of(tm, pb, ends, n, size);  // before the key: a throw leaves the slot as it was
-            s.ends.assign(ends.begin(), ends.end()), s.n = n, s.bytes = size.value, s.seconds = seconds;
-        }
-        return s.seconds;
-    }
-
-private:
-    struct slot {
-        boost::container::small_vector<endpoint, 16> ends;
-        int n = -1;
-        double bytes = -1, seconds = 0;
-    };
-    std::vector<slot> slots_;
-    const void* model_ = nullptr;
-    const void* network_ = nullptr;
-};
 
 struct stage_floor {
     double compute = std::numeric_limits<double>::infinity();
@@ -122,22 +73,22 @@ struct instance_bound {
     };
     std::vector<lp_var> lp_vars;
     small_ilp lp;
-    /// Point-to-point times already priced, (from, to, bytes) -> seconds: instances repeat
+    /// Point-to-point times already priced, (from, to) -> seconds per bytes: instances repeat
     /// endpoint pairs and activation sizes (the network lookup and a polynomial link's log2
-    /// were a third of a 2-zone search). Direct-mapped, a slot overwritten on collision, so a
-    /// value is always the model's own; cleared when the network or the time model changes.
-    struct p2p_slot {
-        std::uint64_t pair = ~std::uint64_t{0};
-        double bytes = -1, seconds = 0;
-    };
-    std::vector<p2p_slot> p2p_memo;
+    /// were a third of a 2-zone search); and the fastest of them between two stages' endpoint
+    /// sets, by the sets' ids (with 4 zones and 4 GPU types a boundary tries ~4,000 pairs, and
+    /// 8,000 instances repeat a few hundred set pairs). Exact (floor_memo.hpp); cleared when the
+    /// network or the time model changes.
+    seconds_memo p2p_memo{10}, boundary_memo{12};
+    endpoint_sets p2p_sets;
+    std::vector<std::uint32_t> ends_id;
     /// Sync floors already priced (sync_floor_memo); mutable: the pattern search prices its
     /// patterns' floors through it.
     mutable sync_floor_memo sync_memo;
     const void* p2p_network = nullptr;
     const void* p2p_model = nullptr;
     /// Forgets the priced transfers (a planner calls it when it starts on a problem).
-    void forget_prices() { p2p_memo.clear(), sync_memo.clear(), p2p_network = p2p_model = nullptr; }
+    void forget_prices() { p2p_memo.clear(), boundary_memo.clear(), p2p_sets.clear(), sync_memo.clear(), p2p_network = p2p_model = nullptr; }
 
     [[nodiscard]] bool feasible() const { return straggler < std::numeric_limits<double>::infinity(); }
 
@@ -188,17 +139,26 @@ template <class Allowed>
     // Price exponents 0..K per type: (K + 2)^T vectors, kept to a few thousand. Fewer price
     // vectors only weaken the test (it may answer "fits" more often): the floor stays a floor.
     const int K = std::min<int>(spread * int(T > 0 ? T - 1 : 0), T >= 6 ? 1 : T >= 4 ? 3 : 16);
+    // Stages with the same options price alike: each distinct row once, times its stages (a
+    // pipeline's middle stages repeat; this test is tried ~10 times for each of thousands of
+    // instances).
+    boost::container::small_vector<std::pair<std::ranges::range_value_t<Allowed>, std::int64_t>, 32> rows;
+    for (const auto& a : allowed) {
+        auto same = std::ranges::find_if(rows, [&](const auto& r) { return std::equal(a.begin(), a.begin() + std::ptrdiff_t(T), r.first.begin()); });
+        if (same == rows.end()) rows.emplace_back(a, D);
+        else same->second += D;
+    }
     std::array<int, max_types> e{};  // exponent + 1 per type; 0 = price 0
     for (;;) {
         std::array<std::int64_t, max_types> y{};
         for (std::size_t t = 0; t < T; ++t) y[t] = e[t] == 0 ? 0 : std::int64_t{1} << (e[t] - 1);
         std::int64_t need = 0, have = 0;
         for (std::size_t t = 0; t < T; ++t) have += y[t] * cap[t];
-        for (const auto& a : allowed) {
+        for (const auto& [a, replicas] : rows) {
             std::int64_t cheapest = std::numeric_limits<std::int64_t>::max();
             for (std::size_t t = 0; t < T; ++t)
                 if (a[t] > 0) cheapest = std::min(cheapest, y[t] * a[t]);
-            need += cheapest * D;
+            need += cheapest * replicas;
         }
         if (need > have) return false;
         std::size_t t = 0;
@@ -303,31 +263,33 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
     }
 
     // Fastest transfer between two endpoint sets; neighbouring boundaries usually repeat.
-    if (b.p2p_memo.empty() || b.p2p_network != &pb.hw.network || b.p2p_model != &tm) {
-        b.p2p_memo.assign(1024, {});
-        b.sync_memo.clear();
+    if (b.p2p_network != &pb.hw.network || b.p2p_model != &tm) {
+        b.forget_prices();
         b.p2p_network = &pb.hw.network, b.p2p_model = &tm;
     }
     auto p2p = [&](const endpoint& x, const endpoint& y, bytes size) {
         const std::uint64_t pair = (std::uint64_t{x.key()} << 32) | y.key();
-        std::uint64_t h = pair * 0x9E3779B97F4A7C15ull ^ std::bit_cast<std::uint64_t>(size.value);
-        h ^= h >> 29;
-        instance_bound::p2p_slot& slot = b.p2p_memo[static_cast<std::size_t>(h * 0xBF58476D1CE4E5B9ull >> 54)];
-        if (slot.pair != pair || slot.bytes != size.value) slot = {pair, size.value, p2p_time_of(tm, pb, x, y, size).value};
-        return slot.seconds;
+        return b.p2p_memo(pair, size.value, [&] { return p2p_time_of(tm, pb, x, y, size).value; });
     };
-    auto fastest = [&](const instance_bound::endpoints& from, const instance_bound::endpoints& to, bytes size) {
-        double best = inf;
-        for (const endpoint& x : from)
-            for (const endpoint& y : to) best = std::min(best, p2p(x, y, size));
-        return best;
+    b.ends_id.resize(P);
+    for (std::size_t i = 0; i < P; ++i) b.ends_id[i] = b.p2p_sets.intern({ends[i].data(), ends[i].size()});
+    auto fastest = [&](std::size_t from, std::size_t to, bytes size) {
+        auto price = [&] {
+            double best = inf;
+            for (const endpoint& x : ends[from])
+                for (const endpoint& y : ends[to]) best = std::min(best, p2p(x, y, size));
+            return best;
+        };
+        const std::uint32_t a = b.ends_id[from], c = b.ends_id[to];
+        if (a == endpoint_sets::none || c == endpoint_sets::none) return price();
+        return b.boundary_memo((std::uint64_t{a} << 32) | c, size.value, price);
     };
     for (std::size_t i = 0; i + 1 < P; ++i) {
         const bytes size = sp.stages[i].activations;
         const bool repeat = i > 0 && size.value == sp.stages[i - 1].activations.value && ends[i] == ends[i - 1] &&
                             ends[i + 1] == ends[i];
-        b.stages[i].p2p_out = repeat ? b.stages[i - 1].p2p_out : fastest(ends[i], ends[i + 1], size);
-        b.stages[i + 1].p2p_in = repeat ? b.stages[i].p2p_in : fastest(ends[i + 1], ends[i], size);
+        b.stages[i].p2p_out = repeat ? b.stages[i - 1].p2p_out : fastest(i, i + 1, size);
+        b.stages[i + 1].p2p_in = repeat ? b.stages[i].p2p_in : fastest(i + 1, i, size);
     }
 
     // Straggler: the smallest threshold on stage time (singleton typings' compute plus the

@@ -1,0 +1,150 @@
+#pragma once
+// Memos of the transfer floors that Sailor's instance floors and pattern search price on whole
+// endpoint sets (bound/instance_floors.hpp). A floor over a set tries every pair of its
+// endpoints; the stages of thousands of instances (and of the patterns) repeat a few sets, so
+// each set is interned to a small id once and the floors are kept per (ids, replicas, bytes).
+// Every key is kept whole, so a hit returns the value the model itself gave: the memos change
+// how fast a floor is found, never its value. They belong to one problem (endpoints name its
+// zones and GPU types); whoever owns them clears them for another.
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "hetplan/core/endpoint.hpp"
+#include "hetplan/plan/problem.hpp"
+#include "hetplan/hardware/collectives.hpp"
+#include "hetplan/search/model_probe.hpp"
+
+namespace hetplan::search {
+
+/// Endpoint sets, each (as an ordered sequence) given a dense id the first time it is seen.
+/// Open addressing on the sequence's hash, the sequences kept back to back; it grows with the
+/// sets, and stops adding at `max_sets` (intern then answers `none`, and a caller prices the set
+/// directly).
+class endpoint_sets {
+public:
+    static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+    static constexpr std::size_t max_sets = std::size_t{1} << 16;
+
+    void clear() {
+        ends_.clear(), start_.assign(1, 0), hash_.clear();
+        std::fill(table_.begin(), table_.end(), none);
+    }
+    [[nodiscard]] std::size_t size() const { return hash_.size(); }
+    [[nodiscard]] std::span<const endpoint> at(std::uint32_t id) const { return {ends_.data() + start_[id], ends_.data() + start_[id + 1]}; }
+
+    [[nodiscard]] std::uint32_t intern(std::span<const endpoint> s) {
+        std::uint64_t h = 0x9E3779B97F4A7C15ull * (s.size() + 1);
+        for (const endpoint& e : s) h = (h ^ (h >> 29) ^ e.key()) * 0xBF58476D1CE4E5B9ull;
+        if (table_.empty()) table_.assign(64, none);
+        const std::size_t mask = table_.size() - 1;
+        for (std::size_t k = (h >> 32) & mask;; k = (k + 1) & mask) {
+            const std::uint32_t id = table_[k];
+            if (id == none) break;
+            if (hash_[id] == h && std::ranges::equal(at(id), s)) return id;
+        }
+        if (size() >= max_sets) return none;
+        const auto id = static_cast<std::uint32_t>(size());
+        ends_.insert(ends_.end(), s.begin(), s.end());
+        start_.push_back(static_cast<std::uint32_t>(ends_.size()));
+        hash_.push_back(h);
+        if (2 * size() > table_.size()) rehash(2 * table_.size());
+        else place(id);
+        return id;
+    }
+
+private:
+    void place(std::uint32_t id) {
+        const std::size_t mask = table_.size() - 1;
+        std::size_t k = (hash_[id] >> 32) & mask;
+        while (table_[k] != none) k = (k + 1) & mask;
+        table_[k] = id;
+    }
+    void rehash(std::size_t slots) {
+        table_.assign(slots, none);
+        for (std::uint32_t id = 0; id < size(); ++id) place(id);
+    }
+
+    std::vector<endpoint> ends_;
+    std::vector<std::uint32_t> start_{0};
+    std::vector<std::uint64_t> hash_;
+    std::vector<std::uint32_t> table_;
+};
+
+/// Seconds kept per (64-bit key, bytes), direct-mapped: a slot is overwritten on collision.
+class seconds_memo {
+public:
+    explicit seconds_memo(unsigned log2_slots) : bits_(log2_slots) {}
+
+    void clear() { slots_.clear(); }
+
+    /// The value for (key, bytes), from `price()` when not kept.
+    template <class Price>
+    [[nodiscard]] double operator()(std::uint64_t key, double bytes, Price&& price) {
+        if (slots_.empty()) slots_.assign(std::size_t{1} << bits_, {});
+        std::uint64_t h = key * 0x9E3779B97F4A7C15ull ^ std::bit_cast<std::uint64_t>(bytes);
+        h ^= h >> 29;
+        slot& s = slots_[static_cast<std::size_t>(h * 0xBF58476D1CE4E5B9ull >> (64 - bits_))];
+        if (s.key != key || s.bytes != bytes) {
+            const double seconds = price();  // before the key: a throw leaves the slot as it was
+            s = {key, bytes, seconds};
+        }
+        return s.seconds;
+    }
+
+private:
+    struct slot {
+        std::uint64_t key = ~std::uint64_t{0};
+        double bytes = -1, seconds = 0;
+    };
+    unsigned bits_;
+    std::vector<slot> slots_;
+};
+
+/// A floor of a stage's all-reduce over `n` replicas drawn from the endpoints `ends`: the time
+/// model's sync_floor; for a model with no sync_time, the network ring the search falls back to
+/// (the fastest uniform ring); else 0.
+template <class Time>
+[[nodiscard]] double sync_floor_of(const Time& tm, const problem& pb, std::span<const endpoint> ends, int n, bytes size) {
+    if constexpr (requires { tm.sync_floor(pb, ends, n, size); }) {
+        return tm.sync_floor(pb, ends, n, size).value;
+    } else if constexpr (!concepts::has_sync_time<Time>) {
+        double best = std::numeric_limits<double>::infinity();
+        for (const endpoint& x : ends)
+            for (const endpoint& y : ends)
+                if (const auto* l = pb.hw.network.find(x, y)) best = std::min(best, collective::ring_all_reduce(n, size, *l).value);
+        return best < std::numeric_limits<double>::infinity() ? best : 0.0;
+    } else {
+        return 0.0;
+    }
+}
+
+/// Sync floors already priced, (endpoints, replicas, bytes) -> seconds: a floor tries every
+/// pair of a stage's endpoints (a ring each; a quarter of a 2-zone search), and the stages of
+/// other instances and patterns repeat the endpoint sets (with 4 zones and 4 GPU types, 8,000
+/// instances missed a table keyed by the whole set most of the time). It starts afresh for
+/// another time model or network.
+class sync_floor_memo {
+public:
+    void clear() { sets_.clear(), memo_.clear(); }
+
+    template <class Time>
+    [[nodiscard]] double operator()(const Time& tm, const problem& pb, std::span<const endpoint> ends, int n, bytes size) {
+        if (model_ != &tm || network_ != &pb.hw.network) clear(), model_ = &tm, network_ = &pb.hw.network;
+        const std::uint32_t id = sets_.intern(ends);
+        auto price = [&] { return sync_floor_of(tm, pb, ends, n, size); };
+        if (id == endpoint_sets::none) return price();
+        return memo_((std::uint64_t{id} << 32) | std::uint32_t(n), size.value, price);
+    }
+
+private:
+    endpoint_sets sets_;
+    seconds_memo memo_{12};
+    const void* model_ = nullptr;
+    const void* network_ = nullptr;
+};
+
+}  // namespace hetplan::search

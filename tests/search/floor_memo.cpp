@@ -1,0 +1,139 @@
+// The memos of Sailor's transfer floors (search/bound/floor_memo.hpp): interned endpoint sets,
+// the direct-mapped seconds table, the sync floor memo against the model's own floor, and
+// instance floors built with memos warmed by other instances against floors built afresh.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "../random_pool.hpp"
+#include "../support.hpp"
+#include "hetplan/planners/sailor.hpp"
+#include "hetplan/search/bound/floor_memo.hpp"
+
+using namespace hetplan;
+using namespace hetplan::search;
+
+namespace {
+
+std::vector<endpoint> random_set(test::xorshift& gen) {
+    std::vector<endpoint> s(static_cast<std::size_t>(gen.below(6)));
+    for (auto& e : s) e = {zone_id{static_cast<std::size_t>(gen.below(3))}, gpu_type_id{static_cast<std::size_t>(gen.below(3))}, 1 << gen.below(3)};
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("endpoint_sets: one id per sequence, kept through growth") {
+    endpoint_sets sets;
+    test::xorshift gen(7);
+    std::vector<std::vector<endpoint>> seen;
+    std::vector<std::uint32_t> ids;
+    for (int k = 0; k < 3000; ++k) {
+        auto s = random_set(gen);
+        const std::uint32_t id = sets.intern(s);
+        REQUIRE(id != endpoint_sets::none);
+        CHECK(std::ranges::equal(sets.at(id), s));
+        const auto same = std::ranges::find(seen, s);
+        if (same == seen.end()) {
+            CHECK(id == seen.size());  // new sequences get the next id
+            seen.push_back(s), ids.push_back(id);
+        } else {
+            CHECK(id == ids[static_cast<std::size_t>(same - seen.begin())]);
+        }
+    }
+    CHECK(sets.size() == seen.size());
+    CHECK(seen.size() > 500);  // the table grew several times
+    for (std::size_t i = 0; i < seen.size(); ++i) CHECK(sets.intern(seen[i]) == ids[i]);
+    // Order matters: a floor over a ring depends on it for some models.
+    const std::vector<endpoint> ab{{zone_id{0}, gpu_type_id{0}, 1}, {zone_id{1}, gpu_type_id{0}, 1}};
+    const std::vector<endpoint> ba{ab[1], ab[0]};
+    CHECK(sets.intern(ab) != sets.intern(ba));
+    sets.clear();
+    CHECK(sets.size() == 0);
+    CHECK(sets.intern(ba) == 0);
+}
+
+TEST_CASE("seconds_memo: a hit is the value priced for that key, on every collision") {
+    seconds_memo memo(4);  // 16 slots for 200 keys: most lookups collide
+    int priced = 0;
+    auto value = [](std::uint64_t key, double bytes) { return double(key) * 1e-3 + bytes; };
+    for (int round = 0; round < 3; ++round)
+        for (std::uint64_t key = 0; key < 100; ++key)
+            for (double bytes : {1.0, 2.5}) {
+                const double v = memo(key, bytes, [&] {
+                    ++priced;
+                    return value(key, bytes);
+                });
+                CHECK(v == value(key, bytes));
+            }
+    CHECK(priced > 200);  // collisions re-priced
+    priced = 0;
+    CHECK(memo(5, 1.0, [&] { return ++priced, value(5, 1.0); }) == value(5, 1.0));
+    CHECK(memo(5, 1.0, [&] { return ++priced, -1.0; }) == value(5, 1.0));  // kept: not priced again
+    CHECK(priced <= 1);
+}
+
+TEST_CASE("sync_floor_memo gives the time model's own floor") {
+    const test::random_pool w(3, 3, 1, 5);
+    const problem pb = w.pb();
+    const sailor_time_model tm;
+    sync_floor_memo memo;
+    test::xorshift gen(11);
+    std::vector<std::vector<endpoint>> sets;
+    for (int k = 0; k < 12; ++k) {
+        std::vector<endpoint> s;
+        for (int j = 0, n = 1 + gen.below(4); j < n; ++j)
+            s.push_back({zone_id{static_cast<std::size_t>(gen.below(static_cast<int>(pb.hw.zones.size())))},
+                         gpu_type_id{static_cast<std::size_t>(gen.below(static_cast<int>(pb.hw.gpus.size())))}, 1});
+        sets.push_back(s);
+    }
+    for (int k = 0; k < 2000; ++k) {  // repeats of few keys: mostly hits
+        const auto& s = sets[static_cast<std::size_t>(gen.below(12))];
+        const int n = 2 + gen.below(6);
+        const bytes size{1e6 * (1 + gen.below(3))};
+        CHECK(memo(tm, pb, s, n, size) == sync_floor_of(tm, pb, s, n, size));
+    }
+}
+
+TEST_CASE("instance floors: memos warmed by other instances give the floors a fresh bound gives") {
+    for (unsigned seed = 1; seed <= 4; ++seed) {
+        CAPTURE(seed);
+        const test::random_pool w(seed, 4, 1, 23);
+        const problem pb = w.pb();
+        const sailor_domain d = make_sailor_domain(pb, h6_merge_zones{}, h1_tp_within_node{});
+        const prune::all pruners{h2_memory_fit<>{}, h5_one_region{}};
+        pruners.begin(pb);
+        const sailor_time_model tm;
+        stage_problem<prune::all<h2_memory_fit<>, h5_one_region>> warm;
+        boost::hana::tuple<> hooks;
+        int compared = 0;
+        for (int mbs : {1, 2})
+            for (int P = 1; P <= std::min(4, pb.model.num_layers()); ++P) {
+                const auto part = even_partition(pb.model.num_layers(), P);
+                const auto times = time_stages(pb, d.cells, part, mbs, d.tps, tm, {}, schedule_kind::one_f_one_b);
+                for (int D = 1; D <= 6; ++D) {
+                    build_stage_problem(warm, pb, d.cells, part, mbs, D, times, pruners, tp_level{}, {}, hooks);
+                    make_instance_bound(warm.bound, warm, tm);
+                    stage_problem<prune::all<h2_memory_fit<>, h5_one_region>> fresh;
+                    build_stage_problem(fresh, pb, d.cells, part, mbs, D, times, pruners, tp_level{}, {}, hooks);
+                    make_instance_bound(fresh.bound, fresh, tm);
+                    CAPTURE(mbs);
+                    CAPTURE(P);
+                    CAPTURE(D);
+                    REQUIRE(warm.bound.feasible() == fresh.bound.feasible());
+                    if (!fresh.bound.feasible()) continue;
+                    ++compared;
+                    CHECK(warm.bound.straggler == fresh.bound.straggler);
+                    CHECK(warm.bound.sum == fresh.bound.sum);
+                    for (std::size_t i = 0; i < static_cast<std::size_t>(P); ++i) {
+                        CHECK(warm.bound.stages[i].p2p_in == fresh.bound.stages[i].p2p_in);
+                        CHECK(warm.bound.stages[i].p2p_out == fresh.bound.stages[i].p2p_out);
+                        CHECK(warm.bound.stages[i].sync == fresh.bound.stages[i].sync);
+                    }
+                }
+            }
+        CHECK(compared > 10);
+    }
+}
