@@ -1,6 +1,7 @@
 // The memos of Sailor's transfer floors (search/bound/floor_memo.hpp): interned endpoint sets,
 // the direct-mapped seconds table, the sync floor memo against the model's own floor, and
-// instance floors built with memos warmed by other instances against floors built afresh.
+// instance floors (and stage menus) built with memos warmed by other instances against those built
+// afresh.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -97,7 +98,7 @@ TEST_CASE("sync_floor_memo gives the time model's own floor") {
     }
 }
 
-TEST_CASE("instance floors: memos warmed by other instances give the floors a fresh bound gives") {
+TEST_CASE("instance floors: memos and menus kept from other instances give what a fresh build gives") {
     for (unsigned seed = 1; seed <= 4; ++seed) {
         CAPTURE(seed);
         const test::random_pool w(seed, 4, 1, 23);
@@ -131,9 +132,48 @@ TEST_CASE("instance floors: memos warmed by other instances give the floors a fr
                         CHECK(warm.bound.stages[i].p2p_in == fresh.bound.stages[i].p2p_in);
                         CHECK(warm.bound.stages[i].p2p_out == fresh.bound.stages[i].p2p_out);
                         CHECK(warm.bound.stages[i].sync == fresh.bound.stages[i].sync);
+                        CHECK(warm.bound.stages[i].compute == fresh.bound.stages[i].compute);
+                        CHECK(warm.bound.stages[i].update == fresh.bound.stages[i].update);
+                        CHECK(warm.bound.stages[i].rate == fresh.bound.stages[i].rate);
+                        // A menu kept from an earlier instance is the one built afresh.
+                        const auto& a = warm.stages[i].choices;
+                        const auto& c = fresh.stages[i].choices;
+                        REQUIRE(a.size() == c.size());
+                        for (std::size_t k = 0; k < a.size(); ++k) {
+                            CHECK(a[k].tp == c[k].tp);
+                            CHECK(a[k].types == c[k].types);
+                            CHECK(a[k].compute == c[k].compute);
+                            CHECK(a[k].update == c[k].update);
+                        }
                     }
                 }
             }
         CHECK(compared > 10);
+    }
+}
+
+TEST_CASE("Sailor's sync floor over one endpoint per zone equals the floor over every pair") {
+    for (bool endpoint_link : {false, true}) {
+        CAPTURE(endpoint_link);
+        test::random_pool w(5, 4, 1, 31);
+        if (endpoint_link)  // a link for one (zone, GPU type, TP) pair: zones alone no longer decide
+            w.hw.network.set_link({zone_id{0}, gpu_type_id{0}, 1}, {zone_id{0}, gpu_type_id{1}, 1}, alpha_beta_link{seconds{1e-6}, bytes_per_second{1e12}});
+        const problem pb = w.pb();
+        REQUIRE(pb.hw.network.has_endpoint_links() == endpoint_link);
+        const sailor_time_model tm;
+        test::xorshift gen(13);
+        for (int k = 0; k < 300; ++k) {
+            std::vector<endpoint> s;
+            for (int j = 0, n = 1 + gen.below(8); j < n; ++j)
+                s.push_back({zone_id{static_cast<std::size_t>(gen.below(static_cast<int>(pb.hw.zones.size())))},
+                             gpu_type_id{static_cast<std::size_t>(gen.below(static_cast<int>(pb.hw.gpus.size())))}, 1 << gen.below(2)});
+            const int n = 2 + gen.below(8);
+            const bytes size{1e5 * (1 + gen.below(50))};
+            seconds every = seconds::infinity();
+            for (const endpoint& x : s)
+                for (const endpoint& y : s)
+                    if (const auto* l = pb.hw.network.find(x, y)) every = min(every, collective::bucketed_ring_all_reduce(n, size, tm.bucket, *l));
+            CHECK(tm.sync_floor(pb, s, n, size).value == (is_finite(every) ? every.value : 0.0));
+        }
     }
 }

@@ -59,6 +59,8 @@ public:
         return it == price_.end() ? usd_per_byte{0} : it->second;
     }
     [[nodiscard]] std::size_t size() const { return exact_.size(); }
+    /// Whether some link is set for a pair of endpoints; if not, find() depends on zones alone.
+    [[nodiscard]] bool has_endpoint_links() const { return !exact_.empty(); }
 
     // Every entry as it was set (writing a cluster back out: io::write_cluster).
     [[nodiscard]] const std::optional<Link>& default_link() const { return default_; }

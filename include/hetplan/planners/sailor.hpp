@@ -520,8 +520,8 @@ plan_result sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, Typing>::pl
     const search::dp_stats before = solver_stats();
     seen_.clear();
     partial_.clear();
-    sp_.bound.forget_prices();  // a new problem: transfers priced for the last one are stale
-    every_sp_.bound.forget_prices();
+    sp_.forget_problem();  // a new problem: transfers priced and menus built for the last one are stale
+    every_sp_.forget_problem();
     if constexpr (std::is_same_v<Scan, search::best_first>) {
         plan_best_first(run, d);
     } else {

@@ -15,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "hetplan/cost/time/sailor.hpp"
@@ -34,11 +35,38 @@ struct tp_choice {
     seconds update{};        ///< optimizer step on the slowest type present
 };
 
+/// Per-(stage, type, TP) compute and update times for one (P, partition, mbs), from the time
+/// model; independent of D and of availability, so computed once and shared by every D.
+struct stage_timings {
+    struct option {
+        int tp = 1;
+        seconds compute{}, update{};
+        friend bool operator==(const option&, const option&) = default;
+    };
+    std::vector<std::vector<std::vector<option>>> at;  ///< [stage][type]
+};
+
 struct stage_menu {
     layer_range layers;
     std::vector<tp_choice> choices;
     bytes gradients{};    ///< all-reduce volume of the stage (full parameters x gradient bytes)
     bytes activations{};  ///< one microbatch's output, sent to the next stage
+
+    /// What `choices` were built from: the stage's place and the options the pruners kept per
+    /// type. The typings depend on nothing else, so build_stage_problem keeps them when a later
+    /// instance keeps the same options (D changes them only through memory, and the floors of a
+    /// 2,048-GPU pool build ~8,000 instances of up to 625 typings a stage).
+    struct source {
+        const problem* pb = nullptr;
+        const cell_set* cells = nullptr;
+        const void* pruners = nullptr;
+        int stage = -1, stages = 0;
+        layer_range layers{};
+        std::array<std::uint8_t, max_types> kept{};
+        std::array<std::array<stage_timings::option, 8>, max_types> options{};
+        friend bool operator==(const source&, const source&) = default;
+    };
+    source built_from;
 };
 
 /// One TP level per GPU type (Sailor's pinned tp_ij), or none: every degree that fits.
@@ -67,6 +95,12 @@ struct stage_problem {
     instance_bound bound;  ///< floors for branch and bound (bound/instance_floors.hpp)
 
     [[nodiscard]] std::span<const stage_menu> menus() const { return {stages.data(), static_cast<std::size_t>(P)}; }
+    /// Forgets what was worked out for the last problem (priced transfers, built menus): a
+    /// planner calls it when it starts on a problem, which may sit where the last one did.
+    void forget_problem() {
+        bound.forget_prices();
+        for (stage_menu& m : stages) m.built_from = {};
+    }
     /// Microbatches of the replica at `position` (0-based, worker order): the first M mod D
     /// replicas take one more.
     [[nodiscard]] int microbatches_at(int position) const {
@@ -78,16 +112,6 @@ struct stage_problem {
         if constexpr (Pruners::template judges<stage_placement>) return (*pruners)(*pb, stage_placement{stage, used, types, cells});
         else return true;
     }
-};
-
-/// Per-(stage, type, TP) compute and update times for one (P, partition, mbs), from the time
-/// model; independent of D and of availability, so computed once and shared by every D.
-struct stage_timings {
-    struct option {
-        int tp = 1;
-        seconds compute{}, update{};
-    };
-    std::vector<std::vector<std::vector<option>>> at;  ///< [stage][type]
 };
 
 template <class Time>
@@ -145,7 +169,7 @@ template <class Pruners, class Hooks>
 void build_stage_problem(stage_problem<Pruners>& sp, const problem& pb, const cell_set& cells, std::span<const layer_range> partition,
                          int mbs, int D, const stage_timings& times, const Pruners& pruners, const tp_level& level,
                          const memory_options& memory, Hooks& hooks) {
-    if (sp.pb != &pb) sp.bound.forget_prices();  // priced transfers belong to one problem
+    if (sp.pb != &pb) sp.forget_problem();  // priced transfers and menus belong to one problem
     sp.pb = &pb;
     sp.cells = &cells;
     sp.pruners = &pruners;
@@ -163,7 +187,6 @@ void build_stage_problem(stage_problem<Pruners>& sp, const problem& pb, const ce
     for (int i = 0; i < sp.P; ++i) {
         stage_menu& menu = sp.stages[static_cast<std::size_t>(i)];
         menu.layers = partition[static_cast<std::size_t>(i)];
-        menu.choices.clear();
         menu.gradients = bytes{pb.model.params_in(menu.layers.begin, menu.layers.end) * pb.job.gradient_bytes()};
         menu.activations = bytes{pb.model.layers.at(static_cast<std::size_t>(menu.layers.end - 1)).act_output_elems *
                                  pb.job.activation_bytes() * mbs};
@@ -181,6 +204,13 @@ void build_stage_problem(stage_problem<Pruners>& sp, const problem& pb, const ce
                 if (level && fits[t] > 0) break;  // pinned: the first kept degree at or above the level
             }
         }
+        stage_menu::source from{&pb, &cells, &pruners, i, sp.P, menu.layers, fits, {}};
+        for (std::size_t t = 0; t < T; ++t)
+            for (std::size_t k = 0; k < fits[t]; ++k) from.options[t][k] = times.at[static_cast<std::size_t>(i)][t][fit[t][k]];
+        // Hooks that hear dropped typings hear every build.
+        if (std::is_same_v<Hooks, boost::hana::tuple<>> && menu.built_from == from) continue;
+        menu.choices.clear();
+        menu.built_from = from;
         // Every combination of {absent} + the kept degrees per type.
         std::array<std::size_t, max_types> pick{};  // 0 = absent, k+1 = fit[t][k]
         for (;;) {

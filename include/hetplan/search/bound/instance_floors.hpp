@@ -64,6 +64,12 @@ struct instance_bound {
     using endpoints = boost::container::small_vector<endpoint, 16>;
     std::vector<endpoints> ends;
     std::vector<double> thresholds;
+    /// Each stage's single-type typings (type, TP, compute), which the straggler floor tries.
+    struct single {
+        std::uint8_t type, tp;
+        double compute;
+    };
+    std::vector<boost::container::small_vector<single, 16>> singles;
     /// The LP of the stage-time sum (pooled_sum_floor) and its variables: (stage, type, TP) at
     /// the fastest compute of a typing with them.
     struct lp_var {
@@ -79,7 +85,9 @@ struct instance_bound {
     /// sets, by the sets' ids (with 4 zones and 4 GPU types a boundary tries ~4,000 pairs, and
     /// 8,000 instances repeat a few hundred set pairs). Exact (floor_memo.hpp); cleared when the
     /// network or the time model changes.
-    seconds_memo p2p_memo{10}, boundary_memo{12};
+    seconds_memo p2p_memo{13}, boundary_memo{12};
+    /// Stage sync floors by (set id, D) and bytes, in front of sync_memo.
+    seconds_memo stage_sync_memo{12};
     endpoint_sets p2p_sets;
     std::vector<std::uint32_t> ends_id;
     /// Sync floors already priced (sync_floor_memo); mutable: the pattern search prices its
@@ -88,7 +96,10 @@ struct instance_bound {
     const void* p2p_network = nullptr;
     const void* p2p_model = nullptr;
     /// Forgets the priced transfers (a planner calls it when it starts on a problem).
-    void forget_prices() { p2p_memo.clear(), boundary_memo.clear(), p2p_sets.clear(), sync_memo.clear(), p2p_network = p2p_model = nullptr; }
+    void forget_prices() {
+        p2p_memo.clear(), boundary_memo.clear(), stage_sync_memo.clear(), p2p_sets.clear(), sync_memo.clear();
+        p2p_network = p2p_model = nullptr;
+    }
 
     [[nodiscard]] bool feasible() const { return straggler < std::numeric_limits<double>::infinity(); }
 
@@ -235,11 +246,17 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
     // Endpoints (cell, TP) each stage's typings could place a replica on.
     auto& ends = b.ends;
     if (ends.size() < P) ends.resize(P);
+    if (b.singles.size() < P) b.singles.resize(P);
     for (std::size_t i = 0; i < P; ++i) {
         ends[i].clear();
+        b.singles[i].clear();
         std::array<std::uint8_t, max_types> tps{};  // TP degrees (bit log2 + 1) each type takes in some typing
         stage_floor& f = b.stages[i];
         for (const auto& ch : sp.stages[i].choices) {
+            if (single_type(ch.types)) {
+                const auto t = static_cast<std::uint8_t>(std::countr_zero(unsigned(ch.types)));
+                b.singles[i].push_back({t, ch.tp[t], ch.compute.value});
+            }
             int supply = 0;
             double cheapest = inf;
             for (std::size_t t = 0; t < T; ++t) {
@@ -296,12 +313,11 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
     // stage's p2p floor) at which the pool can serve every stage; monotone in the threshold.
     // Candidates and the test use the same sum, term for term: a threshold computed in another
     // order can round one ulp below its own typing and shut it out (it did, on GPT-Neo-2.7).
-    auto stage_time = [&](std::size_t i, const auto& ch) { return ch.compute.value + b.stages[i].p2p_in + b.stages[i].p2p_out; };
+    auto stage_time = [&](std::size_t i, const instance_bound::single& ch) { return ch.compute + b.stages[i].p2p_in + b.stages[i].p2p_out; };
     auto& thresholds = b.thresholds;
     thresholds.clear();
     for (std::size_t i = 0; i < P; ++i)
-        for (const auto& ch : sp.stages[i].choices)
-            if (single_type(ch.types)) thresholds.push_back(stage_time(i, ch));
+        for (const auto& ch : b.singles[i]) thresholds.push_back(stage_time(i, ch));
     std::sort(thresholds.begin(), thresholds.end());
     thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
     auto serves_all = [&](double v) {
@@ -309,10 +325,9 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
         for (std::size_t i = 0; i < P; ++i) {
             allowed[i].fill(0);
             bool any = false;
-            for (const auto& ch : sp.stages[i].choices) {
-                if (!single_type(ch.types) || stage_time(i, ch) > v) continue;
-                const auto t = static_cast<std::size_t>(std::countr_zero(unsigned(ch.types)));
-                allowed[i][t] = allowed[i][t] == 0 ? ch.tp[t] : std::min<int>(allowed[i][t], ch.tp[t]);
+            for (const auto& ch : b.singles[i]) {
+                if (stage_time(i, ch) > v) continue;
+                allowed[i][ch.type] = allowed[i][ch.type] == 0 ? ch.tp : std::min<int>(allowed[i][ch.type], ch.tp);
                 any = true;
             }
             if (!any) return false;
@@ -328,7 +343,9 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
             b.stages[i].sync = b.stages[i - 1].sync;
             continue;
         }
-        b.stages[i].sync = b.sync_memo(tm, pb, {ends[i].data(), ends[i].size()}, sp.D, sp.stages[i].gradients);
+        auto price = [&] { return b.sync_memo(tm, pb, {ends[i].data(), ends[i].size()}, sp.D, sp.stages[i].gradients); };
+        const std::uint32_t id = b.ends_id[i];  // already interned: no second pass over the set
+        b.stages[i].sync = id == endpoint_sets::none ? price() : b.stage_sync_memo((std::uint64_t{id} << 32) | unsigned(sp.D), sp.stages[i].gradients.value, price);
     }
 
     for (auto* a : {&b.prefix, &b.suffix})
