@@ -210,7 +210,7 @@ void build_stage_problem(stage_problem<Pruners>& sp, const problem& pb, const ce
         // Hooks that hear dropped typings hear every build.
         if (std::is_same_v<Hooks, boost::hana::tuple<>> && menu.built_from == from) continue;
         menu.choices.clear();
-        menu.built_from = from;
+        menu.built_from = {};  // set once built: a build cut short by a throw is not kept
         // Every combination of {absent} + the kept degrees per type.
         std::array<std::size_t, max_types> pick{};  // 0 = absent, k+1 = fit[t][k]
         for (;;) {
@@ -230,6 +230,7 @@ void build_stage_problem(stage_problem<Pruners>& sp, const problem& pb, const ce
             while (t < T && ++pick[t] > fits[t]) pick[t++] = 0;
             if (t == T) break;
         }
+        menu.built_from = from;
     }
 }
 
