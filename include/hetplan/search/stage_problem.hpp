@@ -207,7 +207,7 @@ void build_stage_problem(stage_problem<Pruners>& sp, const problem& pb, const ce
         stage_menu::source from{&pb, &cells, &pruners, i, sp.P, menu.layers, fits, {}};
         for (std::size_t t = 0; t < T; ++t)
             for (std::size_t k = 0; k < fits[t]; ++k) from.options[t][k] = times.at[static_cast<std::size_t>(i)][t][fit[t][k]];
-        // Hooks that hear dropped typings hear every build.
+        // Only a build without hooks keeps a menu: hooks hear what the pruners drop in every build.
         if (std::is_same_v<Hooks, boost::hana::tuple<>> && menu.built_from == from) continue;
         menu.choices.clear();
         menu.built_from = {};  // set once built: a build cut short by a throw is not kept

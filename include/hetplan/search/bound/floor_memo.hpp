@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "hetplan/core/endpoint.hpp"
-#include "hetplan/plan/problem.hpp"
 #include "hetplan/hardware/collectives.hpp"
+#include "hetplan/plan/problem.hpp"
 #include "hetplan/search/model_probe.hpp"
 
 namespace hetplan::search {
@@ -124,9 +124,8 @@ template <class Time>
 
 /// Sync floors already priced, (endpoints, replicas, bytes) -> seconds: a floor tries every
 /// pair of a stage's endpoints (a ring each; a quarter of a 2-zone search), and the stages of
-/// other instances and patterns repeat the endpoint sets (with 4 zones and 4 GPU types, 8,000
-/// instances missed a table keyed by the whole set most of the time). It starts afresh for
-/// another time model or network.
+/// other instances and patterns repeat the endpoint sets, each interned once. It starts afresh
+/// for another time model or network.
 class sync_floor_memo {
 public:
     void clear() { sets_.clear(), memo_.clear(); }

@@ -83,7 +83,7 @@ struct instance_bound {
     /// endpoint pairs and activation sizes (the network lookup and a polynomial link's log2
     /// were a third of a 2-zone search); and the fastest of them between two stages' endpoint
     /// sets, by the sets' ids (with 4 zones and 4 GPU types a boundary tries ~4,000 pairs, and
-    /// 8,000 instances repeat a few hundred set pairs). Exact (floor_memo.hpp); cleared when the
+    /// thousands of instances repeat the same set pairs). Exact (floor_memo.hpp); cleared when the
     /// network or the time model changes.
     seconds_memo p2p_memo{13}, boundary_memo{12};
     /// Stage sync floors by (set id, D) and bytes, in front of sync_memo.
