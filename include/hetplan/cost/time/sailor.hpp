@@ -76,15 +76,25 @@ struct sailor_time_model {
     /// (network_model::find), so one endpoint per zone stands for the others: a stage over 4
     /// zones and 4 GPU types has ~4,000 pairs of endpoints and 16 of zones.
     [[nodiscard]] seconds sync_floor(const problem& pb, std::span<const endpoint> ends, int n, bytes size) const {
-        boost::container::small_vector<endpoint, 8> per_zone;
+        return sync_floor_between(pb, ends, ends, n, size);
+    }
+    /// The same over rings with an edge from some endpoint of `from` to some endpoint of `to`
+    /// (a ring whose replicas sit in two zone groups crosses between them somewhere).
+    [[nodiscard]] seconds sync_floor_between(const problem& pb, std::span<const endpoint> from, std::span<const endpoint> to, int n,
+                                             bytes size) const {
+        boost::container::small_vector<endpoint, 8> from_zones, to_zones;
         if (!pb.hw.network.has_endpoint_links()) {
-            for (const endpoint& e : ends)
-                if (std::ranges::none_of(per_zone, [&](const endpoint& z) { return z.zone == e.zone; })) per_zone.push_back(e);
-            ends = {per_zone.data(), per_zone.size()};
+            auto one_per_zone = [](std::span<const endpoint> ends, auto& out) {
+                for (const endpoint& e : ends)
+                    if (std::ranges::none_of(out, [&](const endpoint& z) { return z.zone == e.zone; })) out.push_back(e);
+                return std::span<const endpoint>{out.data(), out.size()};
+            };
+            from = one_per_zone(from, from_zones);
+            to = one_per_zone(to, to_zones);
         }
         seconds best = seconds::infinity();
-        for (const endpoint& x : ends)
-            for (const endpoint& y : ends)
+        for (const endpoint& x : from)
+            for (const endpoint& y : to)
                 if (const auto* l = pb.hw.network.find(x, y)) best = min(best, collective::bucketed_ring_all_reduce(n, size, bucket, *l));
         return is_finite(best) ? best : seconds{0};
     }

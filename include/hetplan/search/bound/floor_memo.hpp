@@ -104,22 +104,32 @@ private:
     std::vector<slot> slots_;
 };
 
-/// A floor of a stage's all-reduce over `n` replicas drawn from the endpoints `ends`: the time
-/// model's sync_floor; for a model with no sync_time, the network ring the search falls back to
-/// (the fastest uniform ring); else 0.
+/// A floor of a stage's all-reduce over `n` replicas in a ring with an edge from an endpoint of
+/// `from` to one of `to` (replicas in two zone groups): the time model's sync_floor_between; for
+/// a model with no sync_time, the network ring the search falls back to (the fastest uniform
+/// ring over such edges); else 0.
 template <class Time>
-[[nodiscard]] double sync_floor_of(const Time& tm, const problem& pb, std::span<const endpoint> ends, int n, bytes size) {
-    if constexpr (requires { tm.sync_floor(pb, ends, n, size); }) {
-        return tm.sync_floor(pb, ends, n, size).value;
+[[nodiscard]] double sync_floor_between_of(const Time& tm, const problem& pb, std::span<const endpoint> from, std::span<const endpoint> to,
+                                           int n, bytes size) {
+    if constexpr (requires { tm.sync_floor_between(pb, from, to, n, size); }) {
+        return tm.sync_floor_between(pb, from, to, n, size).value;
     } else if constexpr (!concepts::has_sync_time<Time>) {
         double best = std::numeric_limits<double>::infinity();
-        for (const endpoint& x : ends)
-            for (const endpoint& y : ends)
+        for (const endpoint& x : from)
+            for (const endpoint& y : to)
                 if (const auto* l = pb.hw.network.find(x, y)) best = std::min(best, collective::ring_all_reduce(n, size, *l).value);
         return best < std::numeric_limits<double>::infinity() ? best : 0.0;
     } else {
         return 0.0;
     }
+}
+
+/// A floor of a stage's all-reduce over `n` replicas drawn from the endpoints `ends`: the time
+/// model's sync_floor, or any ring's floor above.
+template <class Time>
+[[nodiscard]] double sync_floor_of(const Time& tm, const problem& pb, std::span<const endpoint> ends, int n, bytes size) {
+    if constexpr (requires { tm.sync_floor(pb, ends, n, size); }) return tm.sync_floor(pb, ends, n, size).value;
+    else return sync_floor_between_of(tm, pb, ends, ends, n, size);
 }
 
 /// Sync floors already priced, (endpoints, replicas, bytes) -> seconds: a floor tries every

@@ -55,6 +55,10 @@ struct instance_bound {
     /// Floor of the sum of stage times over the whole pipeline (the warm-up term): at least
     /// the stages' own floors summed, and the pool's answer (see make_instance_bound).
     double sum = 0;
+    /// Floor of the iteration time at `zoned_per_replica` microbatches per replica from where
+    /// the replicas can sit (zone_floor); 0 where it bounds nothing.
+    double zoned = 0;
+    int zoned_per_replica = 0;
     /// Aggregates of the floors over stages [0, i) (prefix) and [i, P) (suffix), i = 0..P.
     struct aggregate {
         std::vector<double> sum, strag, sync, update, rate;
@@ -90,6 +94,13 @@ struct instance_bound {
     seconds_memo stage_sync_memo{12};
     endpoint_sets p2p_sets;
     std::vector<std::uint32_t> ends_id;
+    /// zone_floor's: the fastest transfer between two stages' endpoint sets across zone groups,
+    /// and a stage's sync floor across two groups, by set ids; the group of each zone (they
+    /// are forgotten when it changes).
+    seconds_memo cross_boundary_memo{11}, cross_sync_memo{11};
+    std::vector<std::uint8_t> zone_group, group_scratch;
+    std::vector<endpoint> group_ends;  ///< scratch: a stage's endpoints by group
+    std::vector<double> cross_ring;    ///< scratch: [stage][group][group] ring floors
     /// Sync floors already priced (sync_floor_memo); mutable: the pattern search prices its
     /// patterns' floors through it.
     mutable sync_floor_memo sync_memo;
@@ -98,6 +109,7 @@ struct instance_bound {
     /// Forgets the priced transfers (a planner calls it when it starts on a problem).
     void forget_prices() {
         p2p_memo.clear(), boundary_memo.clear(), stage_sync_memo.clear(), p2p_sets.clear(), sync_memo.clear();
+        cross_boundary_memo.clear(), cross_sync_memo.clear(), zone_group.clear();
         p2p_network = p2p_model = nullptr;
     }
 
@@ -119,7 +131,8 @@ struct instance_bound {
     [[nodiscard]] double iteration(int per_replica) const {
         if (!feasible()) return std::numeric_limits<double>::infinity();
         const std::size_t P = stages.size();
-        return one_f_one_b_iteration(std::max(sum, prefix.sum[P]), straggler, per_replica, prefix.sync[P], prefix.update[P]);
+        const double t = one_f_one_b_iteration(std::max(sum, prefix.sum[P]), straggler, per_replica, prefix.sync[P], prefix.update[P]);
+        return per_replica == zoned_per_replica ? std::max(t, zoned) : t;
     }
     /// Lower bound on USD per iteration (GPU time only; egress is never negative).
     [[nodiscard]] double cost(int per_replica) const {
@@ -227,6 +240,125 @@ template <class SP>
     return std::max(with_straggler, *v * (1 - 1e-9) + comm);
 }
 
+/// A floor of the iteration time from where the replicas can sit (b.zoned). The cells fall into
+/// zone groups (a cell's zone; with H6, its region's merged zones). Either every stage's
+/// replicas use the same set S of groups — then the plan draws only on S's GPUs (the straggler
+/// threshold with S's pool) and, where S has two groups, each stage's all-reduce ring crosses
+/// between two of them — or at some boundary a group is used on one side only: its cell sends
+/// and receives across groups (the pricer's optimistic boundary takes each cell's fastest link
+/// to the other side), so both stages beside it take the fastest transfer across groups. The
+/// floor is the least over these cases. The other floors price a stage's transfers and its ring
+/// each at the fastest link, which holds only within one zone, and the pool as a whole. Cases
+/// whose crossing has no link are not counted (they bound nothing: the search notes them).
+template <class SP, class Time, class P2P, class Threshold>
+void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p, const Threshold& threshold_with) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    constexpr std::uint8_t none = 0xff;
+    constexpr std::size_t most_groups = 6;  // 63 sets of groups
+    b.zoned = 0;
+    b.zoned_per_replica = 0;
+    const auto& cells = sp.cells->cells;
+    const problem& pb = *sp.pb;
+    const std::size_t P = b.stages.size();
+    // Groups: one per distinct cell zone; every real zone behind a cell belongs to its group.
+    auto& group = b.group_scratch;
+    group.assign(pb.hw.zones.size(), none);
+    std::array<zone_id, max_cells> rep{};
+    std::array<std::uint8_t, max_cells> cell_group{};
+    std::size_t G = 0;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+        std::size_t g = 0;
+        while (g < G && rep[g] != cells[c].zone) ++g;
+        if (g == G) {
+            if (G == most_groups) return;
+            rep[G++] = cells[c].zone;
+        }
+        cell_group[c] = static_cast<std::uint8_t>(g);
+        for (const auto& [z, n] : cells[c].zones) {
+            if (z.index() >= group.size() || (group[z.index()] != none && group[z.index()] != g)) return;  // groups overlap: no cases
+            group[z.index()] = static_cast<std::uint8_t>(g);
+        }
+    }
+    if (G < 2) return;
+    if (group != b.zone_group) b.cross_boundary_memo.clear(), b.cross_sync_memo.clear(), b.zone_group.swap(group);
+    auto group_of = [&](const endpoint& e) { return b.zone_group[e.zone.index()]; };
+
+    const double sum = std::max(b.sum, b.prefix.sum[P]), sync = b.prefix.sync[P], update = b.prefix.update[P];
+    const int m = sp.per_replica;
+    double least = inf;
+    // Some boundary with a group on one side only.
+    auto across = [&](std::size_t from, std::size_t to, bytes size) {
+        auto price = [&] {
+            double best = inf;
+            for (const endpoint& x : b.ends[from])
+                for (const endpoint& y : b.ends[to])
+                    if (group_of(x) != group_of(y)) best = std::min(best, p2p(x, y, size));
+            return best;
+        };
+        const std::uint32_t a = b.ends_id[from], c = b.ends_id[to];
+        if (a == endpoint_sets::none || c == endpoint_sets::none) return price();
+        return b.cross_boundary_memo((std::uint64_t{a} << 32) | c, size.value, price);
+    };
+    for (std::size_t k = 0; k + 1 < P; ++k) {
+        const bytes size = sp.stages[k].activations;
+        const double fwd = across(k, k + 1, size), bwd = across(k + 1, k, size);
+        const stage_floor &a = b.stages[k], &c = b.stages[k + 1];
+        if (!(fwd < inf && bwd < inf)) {
+            least = std::min(least, one_f_one_b_iteration(sum, b.straggler, m, sync, update));
+            continue;
+        }
+        const double strag = std::max({b.straggler, a.compute + a.p2p_in + fwd, c.compute + bwd + c.p2p_out});
+        least = std::min(least, one_f_one_b_iteration(std::max(sum, b.prefix.sum[P] + (fwd - a.p2p_out) + (bwd - c.p2p_in)), strag, m, sync, update));
+    }
+    // Every stage over the same groups S. A stage's ring over two or more groups has an edge
+    // from one to another: its floor over such edges, per stage and ordered pair of groups.
+    auto& ring = b.cross_ring;
+    const bool spread = sp.D >= 2;
+    if (spread) {
+        ring.assign(P * G * G, inf);
+        auto& split = b.group_ends;
+        for (std::size_t k = 0; k < P; ++k) {
+            split.assign(b.ends[k].begin(), b.ends[k].end());
+            std::ranges::stable_sort(split, {}, group_of);
+            for (std::size_t g = 0; g < G; ++g)
+                for (std::size_t h = 0; h < G; ++h) {
+                    if (g == h) continue;
+                    auto in = [&](std::size_t q) { return std::ranges::equal_range(split, static_cast<std::uint8_t>(q), {}, group_of); };
+                    const auto from = in(g), to = in(h);
+                    if (from.empty() || to.empty()) continue;
+                    const bytes size = sp.stages[k].gradients;
+                    auto price = [&] {
+                        return sync_floor_between_of(tm, pb, {from.begin(), from.end()}, {to.begin(), to.end()}, sp.D, size);
+                    };
+                    const std::uint32_t id = b.ends_id[k];
+                    const std::uint64_t key = (std::uint64_t{id} << 32) | (std::uint64_t(unsigned(sp.D) & 0xfffffu) << 8) | (g << 4) | h;
+                    ring[(k * G + g) * G + h] = id == endpoint_sets::none || sp.D > 0xfffff ? price() : b.cross_sync_memo(key, size.value, price);
+                }
+        }
+    }
+    for (unsigned S = 1; S < (1u << G); ++S) {
+        const int n = std::popcount(S);
+        if (n > sp.D) continue;
+        std::array<int, max_types> pool{};
+        for (std::size_t c = 0; c < cells.size(); ++c)
+            if (S >> cell_group[c] & 1u) pool[cells[c].type] += cells[c].capacity;
+        const double strag = threshold_with(pool);
+        if (!(strag < inf)) continue;
+        double slowest = sync;
+        if (n >= 2)
+            for (std::size_t k = 0; k < P; ++k) {
+                double fastest = inf;
+                for (std::size_t g = 0; g < G; ++g)
+                    for (std::size_t h = 0; h < G; ++h)
+                        if (g != h && (S >> g & 1u) && (S >> h & 1u)) fastest = std::min(fastest, ring[(k * G + g) * G + h]);
+                if (fastest < inf) slowest = std::max(slowest, fastest);
+            }
+        least = std::min(least, one_f_one_b_iteration(sum, std::max(b.straggler, strag), m, slowest, update));
+    }
+    b.zoned = least;
+    b.zoned_per_replica = m;
+}
+
 /// Fills `b` for an instance `sp` (a stage_problem), reusing its buffers; `tm` is the time model
 /// the stage DP prices with. `pooled_sum`: also the LP floor of the sum of stage times (a
 /// simplex per instance; a search that only ranks candidates can leave it out).
@@ -320,7 +452,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
         for (const auto& ch : b.singles[i]) thresholds.push_back(stage_time(i, ch));
     std::sort(thresholds.begin(), thresholds.end());
     thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
-    auto serves_all = [&](double v) {
+    auto serves_all = [&](double v, const std::array<int, max_types>& pool) {
         boost::container::small_vector<std::array<int, max_types>, 64> allowed(P);
         for (std::size_t i = 0; i < P; ++i) {
             allowed[i].fill(0);
@@ -332,9 +464,9 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
             }
             if (!any) return false;
         }
-        return fractional_assignment_fits(allowed, sp.D, cap, T);
+        return fractional_assignment_fits(allowed, sp.D, pool, T);
     };
-    const auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !serves_all(v); });
+    const auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !serves_all(v, cap); });
     if (it == thresholds.end()) return;
 
     // Sync: the fastest uniform ring over endpoints the stage could use.
@@ -370,6 +502,12 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
     }
     b.straggler = std::max(*it, strag);
     b.sum = pooled_sum ? std::max(b.prefix.sum[P], pooled_sum_floor(b, sp, cap, T)) : b.prefix.sum[P];
+    // The least threshold at which a part of the pool serves every stage (infinity: never).
+    auto threshold_with = [&](const std::array<int, max_types>& pool) {
+        const auto at = std::partition_point(it, thresholds.end(), [&](double v) { return !serves_all(v, pool); });
+        return at == thresholds.end() ? inf : *at;
+    };
+    zone_floor(b, sp, tm, p2p, threshold_with);
 }
 
 
