@@ -155,6 +155,38 @@ TEST_CASE("pattern search: the stage DP's value on every instance of random pool
     CHECK(solutions > 500);
 }
 
+TEST_CASE("pattern search: the stage DP's value where zones are far apart (zone floors prune; issue 15)") {
+    // Links between zones 20-100 times slower than the random pools': a stage's transfers and
+    // ring across zones cost more than its compute, so the floors of where replicas can sit
+    // (zone_floor, and the pattern search's per-node test) cut most of the search.
+    std::size_t compared = 0, solutions = 0;
+    for (unsigned seed = 1; seed <= 24; ++seed) {
+        CAPTURE(seed);
+        pool_world w(seed, 3, seed % 3 == 0 ? 1 : 0);
+        if (w.hw.zones.size() < 2) continue;
+        for (std::size_t a = 0; a < w.hw.zones.size(); ++a)
+            for (std::size_t b = 0; b < w.hw.zones.size(); ++b)
+                if (a != b) w.hw.network.set_zone_default(zone_id{a}, zone_id{b}, alpha_beta_link{seconds{1e-3}, bytes_per_second{1e7 * (1 + double(a + b))}});
+        const problem pb = w.pb();
+        sailor_options opt;
+        opt.space.max_pipeline_degree = 4;
+        auto planner = sailor_planner<>(opt).with_solver(both_solvers()).with_zones(keep_zones{});
+        auto tally = [&](const auto& p) { compared += p.solver().compared, solutions += p.solver().solutions; };
+        {
+            auto p = planner;
+            (void)p.plan(pb, plan_request<max_throughput>{});
+            tally(p);
+        }
+        {
+            auto p = planner;
+            (void)p.plan(pb, plan_request<min_cost>{});
+            tally(p);
+        }
+    }
+    MESSAGE(compared << " instances compared, " << solutions << " with a solution");
+    CHECK(solutions > 200);
+}
+
 TEST_CASE("pattern search: a 400-replica stage over four cells is solved without its compositions (issue 15)") {
     // Two types in two zones of one region (H6 merges them) and a third zone in another: 512
     // GPUs per type. The stage DP enumerates C(D + 3, 3) compositions per typing for a stage of

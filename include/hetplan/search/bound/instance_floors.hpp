@@ -59,6 +59,13 @@ struct instance_bound {
     /// the replicas can sit (zone_floor); 0 where it bounds nothing.
     double zoned = 0;
     int zoned_per_replica = 0;
+    /// zone_floor's groups (0: none, it bounds nothing), each cell's, and per boundary k the
+    /// least straggler floor of a crossing at k or later (infinity past the last; 0 where a
+    /// crossing lacks a link): a search that knows stage k's groups takes the larger of it and
+    /// the straggler of the rest kept to those groups.
+    std::size_t groups = 0;
+    std::array<std::uint8_t, max_cells> cell_group{};
+    std::vector<double> cross_suffix;
     /// Aggregates of the floors over stages [0, i) (prefix) and [i, P) (suffix), i = 0..P.
     struct aggregate {
         std::vector<double> sum, strag, sync, update, rate;
@@ -257,6 +264,7 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     constexpr std::size_t most_groups = 6;  // 63 sets of groups
     b.zoned = 0;
     b.zoned_per_replica = 0;
+    b.groups = 0;
     const auto& cells = sp.cells->cells;
     const problem& pb = *sp.pb;
     const std::size_t P = b.stages.size();
@@ -264,7 +272,7 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     auto& group = b.group_scratch;
     group.assign(pb.hw.zones.size(), none);
     std::array<zone_id, max_cells> rep{};
-    std::array<std::uint8_t, max_cells> cell_group{};
+    auto& cell_group = b.cell_group;
     std::size_t G = 0;
     for (std::size_t c = 0; c < cells.size(); ++c) {
         std::size_t g = 0;
@@ -299,17 +307,22 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
         if (a == endpoint_sets::none || c == endpoint_sets::none) return price();
         return b.cross_boundary_memo((std::uint64_t{a} << 32) | c, size.value, price);
     };
+    b.cross_suffix.assign(P, inf);
     for (std::size_t k = 0; k + 1 < P; ++k) {
         const bytes size = sp.stages[k].activations;
         const double fwd = across(k, k + 1, size), bwd = across(k + 1, k, size);
         const stage_floor &a = b.stages[k], &c = b.stages[k + 1];
         if (!(fwd < inf && bwd < inf)) {
             least = std::min(least, one_f_one_b_iteration(sum, b.straggler, m, sync, update));
+            b.cross_suffix[k] = 0;
             continue;
         }
-        const double strag = std::max({b.straggler, a.compute + a.p2p_in + fwd, c.compute + bwd + c.p2p_out});
-        least = std::min(least, one_f_one_b_iteration(std::max(sum, b.prefix.sum[P] + (fwd - a.p2p_out) + (bwd - c.p2p_in)), strag, m, sync, update));
+        const double strag = std::max(a.compute + a.p2p_in + fwd, c.compute + bwd + c.p2p_out);
+        b.cross_suffix[k] = strag;
+        least = std::min(least, one_f_one_b_iteration(std::max(sum, b.prefix.sum[P] + (fwd - a.p2p_out) + (bwd - c.p2p_in)),
+                                                      std::max(b.straggler, strag), m, sync, update));
     }
+    for (std::size_t k = P - 1; k-- > 0;) b.cross_suffix[k] = std::min(b.cross_suffix[k], b.cross_suffix[k + 1]);
     // Every stage over the same groups S. A stage's ring over two or more groups has an edge
     // from one to another: its floor over such edges, per stage and ordered pair of groups.
     auto& ring = b.cross_ring;
@@ -357,11 +370,12 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     }
     b.zoned = least;
     b.zoned_per_replica = m;
+    b.groups = G;
 }
 
 /// Fills `b` for an instance `sp` (a stage_problem), reusing its buffers; `tm` is the time model
 /// the stage DP prices with. `pooled_sum`: also the LP floor of the sum of stage times (a
-/// simplex per instance; a search that only ranks candidates can leave it out).
+/// simplex per instance) and zone_floor; a search that only ranks candidates can leave them out.
 template <class SP, class Time>
 void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool pooled_sum = true) {
     constexpr double inf = std::numeric_limits<double>::infinity();
@@ -375,6 +389,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
     b.stages.assign(P, stage_floor{});
     b.straggler = inf;
     b.sum = 0;
+    b.zoned = 0, b.zoned_per_replica = 0;
     // Endpoints (cell, TP) each stage's typings could place a replica on.
     auto& ends = b.ends;
     if (ends.size() < P) ends.resize(P);
@@ -502,8 +517,11 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
     }
     b.straggler = std::max(*it, strag);
     b.sum = pooled_sum ? std::max(b.prefix.sum[P], pooled_sum_floor(b, sp, cap, T)) : b.prefix.sum[P];
+    // Where replicas sit, with the LP: the tight floors of instances that reach the front.
+    if (!pooled_sum) return;
     // The least threshold at which a part of the pool serves every stage (infinity: never).
     auto threshold_with = [&](const std::array<int, max_types>& pool) {
+        if (pool == cap) return *it;
         const auto at = std::partition_point(it, thresholds.end(), [&](double v) { return !serves_all(v, pool); });
         return at == thresholds.end() ? inf : *at;
     };

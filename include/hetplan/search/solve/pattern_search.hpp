@@ -57,6 +57,7 @@ struct stage_pattern {
     double rate = 0;          ///< USD/s of `least`
     double extra_rate = 0;    ///< USD/s of one extra replica on its cheapest cell
     std::uint32_t order = 0;  ///< enumeration order (ties of the search's order)
+    std::uint8_t groups = 0;  ///< the zone groups its cells are in (instance_bound::cell_group)
 };
 
 template <concepts::time_model Time = sailor_time_model>
@@ -270,6 +271,8 @@ private:
                     }
                 }
                 if (p.open.extras == 0) p.extra_rate = 0;
+                for (std::size_t c = 0; c < C; ++c)
+                    if (p.least.n[c] > 0) p.groups |= static_cast<std::uint8_t>(1u << sp.bound.cell_group[c]);
                 p.compute = choice.compute.value;
                 p.update = choice.update.value;
                 p.sync = price_.stage_sync(sp, i, full);
@@ -335,14 +338,18 @@ private:
     /// no slower could serve them all, even fractionally (or `from` when that is more). The test is LP duality with prices 0 or 1 per
     /// GPU type (Hall's condition over sets of types U: the stages, and open extras, that can
     /// only use types in U need no more of U's GPUs than are left). Infinity when none can.
+    /// With `within` (a mask of cells), the stages left draw only on those cells' GPUs, and the
+    /// open extras that may use other cells are left out (a weaker test, still a floor).
     template <class SP>
-    [[nodiscard]] double pooled_straggler(const SP& sp, int i, const cell_counts& used, double from) const {
+    [[nodiscard]] double pooled_straggler(const SP& sp, int i, const cell_counts& used, double from, std::uint32_t within = ~0u) const {
         const std::size_t T = sp.cells->types.size(), U = std::size_t{1} << T;
         std::array<long, max_types> left{};
-        for (std::size_t c = 0; c < sp.cells->cells.size(); ++c) left[sp.cells->cells[c].type] += cap_[c] - used[c];
+        for (std::size_t c = 0; c < sp.cells->cells.size(); ++c)
+            if (within >> c & 1u) left[sp.cells->cells[c].type] += cap_[c] - used[c];
         std::array<long, std::size_t{1} << max_types> have{}, need{}, fixed{};
         for (std::size_t u = 1; u < U; ++u) have[u] = have[u & (u - 1)] + left[static_cast<std::size_t>(std::countr_zero(u))];
         for (const extras_demand& x : open_) {
+            if ((x.cells & ~within) != 0) continue;
             std::size_t types = 0;
             int w = 0;
             for (std::size_t c = 0; c < sp.cells->cells.size(); ++c)
@@ -410,8 +417,18 @@ private:
         kids.clear();
         const std::size_t pending = open_.size();
         // The slowest of the stages left is at least what the GPUs left allow.
-        const double pooled = pooled_straggler(sp, i, nd.used, std::max(nd.lo.strag, bound_->suffix.strag[at]));
+        double pooled = pooled_straggler(sp, i, nd.used, std::max(nd.lo.strag, bound_->suffix.strag[at]));
         if (pooled == std::numeric_limits<double>::infinity()) return;
+        // Either the stages left keep the previous stage's zone groups (and their GPUs), or
+        // some boundary from here on crosses groups (bound/instance_floors.hpp, zone_floor).
+        if (i > 0 && bound_->groups >= 2 && bound_->cross_suffix[at - 1] > pooled) {
+            const std::uint8_t g = patterns_[at - 1][nd.prev].groups;
+            std::uint32_t within = 0;
+            for (std::size_t c = 0; c < C; ++c)
+                if (g >> bound_->cell_group[c] & 1u) within |= 1u << c;
+            pooled = std::max(pooled, std::min(bound_->cross_suffix[at - 1], pooled_straggler(sp, i, nd.used, pooled, within)));
+            if (pooled == std::numeric_limits<double>::infinity()) return;
+        }
         // Patterns come fastest first, so once a pattern's floor — its compute with every other
         // term of this stage at the stage's least — misses, so do all after it.
         const stage_least& least = least_[at];
