@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <limits>
 #include <cstdlib>
 #include <new>
 
@@ -95,40 +96,49 @@ TEST_CASE("stage DP: no allocation per instance once warm (built, bounded, solve
 TEST_CASE("pattern search: no allocation per instance once warm (built, bounded, solved)") {
     const auto in = fixtures::default_planning_example();  // GPT-Neo-2.7 on 32 A100 + 96 V100
     const problem pb = in.as_problem();
-    const sailor_domain d = make_sailor_domain(pb, h6_merge_zones{}, h1_tp_within_node{});  // Sailor's cells and TP degrees
-    const cell_set& cells = d.cells;
-    const auto& tps = d.tps;
-    const prune::all pruners{h2_memory_fit<>{}, h5_one_region{}};
-    pruners.begin(pb);
-    pattern_search<> ps;
-    ps.always_patterns();  // the instances here have few counts; the stage DP has its own test
-    stage_problem<prune::all<h2_memory_fit<>, h5_one_region>> sp;
-    boost::hana::tuple<> hooks;
-    std::size_t solved = 0, nodes = 0;
-    for (int P : {4, 8}) {
-        const auto part = even_partition(pb.model.num_layers(), P);
-        const auto times = time_stages(pb, cells, part, 2, tps, ps.time_model(), {}, schedule_kind::one_f_one_b);
-        for (int D : {4, 8, 16}) {
-            for (bool cost : {false, true}) {
-                auto instance = [&] {
-                    build_stage_problem(sp, pb, cells, part, 2, D, times, pruners, tp_level{}, {}, hooks);
-                    ps.prepare(sp);
-                    const auto sol = cost ? ps.solve(pb, sp, min_cost{}, {}) : ps.solve(pb, sp, max_throughput{}, {});
-                    solved += sol ? 1 : 0;
-                };
-                (void)count(instance);  // warm-up: buffers grow to this instance's size
-                instance();
-                const std::size_t before = ps.stats().states;
-                CAPTURE(P);
-                CAPTURE(D);
-                CAPTURE(cost);
-                CHECK(count(instance) == 0);
-                nodes += ps.stats().states - before;
+    // Sailor's cells and TP degrees; with the two zones kept apart, the zone floors' groups too.
+    for (bool apart : {false, true}) {
+        CAPTURE(apart);
+        const sailor_domain d = apart ? make_sailor_domain(pb, keep_zones{}, h1_tp_within_node{})
+                                      : make_sailor_domain(pb, h6_merge_zones{}, h1_tp_within_node{});
+        const cell_set& cells = d.cells;
+        const auto& tps = d.tps;
+        const prune::all pruners{h2_memory_fit<>{}, h5_one_region{}};
+        pruners.begin(pb);
+        pattern_search<> ps;
+        ps.always_patterns();  // the instances here have few counts; the stage DP has its own test
+        stage_problem<prune::all<h2_memory_fit<>, h5_one_region>> sp;
+        boost::hana::tuple<> hooks;
+        std::size_t solved = 0, nodes = 0;
+        for (int P : {4, 8}) {
+            const auto part = even_partition(pb.model.num_layers(), P);
+            const auto times = time_stages(pb, cells, part, 2, tps, ps.time_model(), {}, schedule_kind::one_f_one_b);
+            for (int D : {4, 8, 16}) {
+                for (bool cost : {false, true}) {
+                    auto instance = [&] {
+                        build_stage_problem(sp, pb, cells, part, 2, D, times, pruners, tp_level{}, {}, hooks);
+                        sp.exact_boundaries = false;  // as the planner has it (exact boundaries go to the stage DP)
+                        ps.prepare(sp);
+                        // A node budget: the deep instances take minutes to prove with no cut-off.
+                        const solve_limits lim{std::numeric_limits<double>::infinity(), nullptr, 20000};
+                        const auto sol = cost ? ps.solve(pb, sp, min_cost{}, lim) : ps.solve(pb, sp, max_throughput{}, lim);
+                        solved += sol ? 1 : 0;
+                    };
+                    (void)count(instance);  // warm-up: buffers grow to this instance's size
+                    instance();
+                    const std::size_t before = ps.stats().states;
+                    CAPTURE(P);
+                    CAPTURE(D);
+                    CAPTURE(cost);
+                    CHECK(count(instance) == 0);
+                    CHECK(sp.bound.groups == (apart && sp.bound.feasible() ? 2u : 0u));  // zone_floor ran where the zones are apart
+                    nodes += ps.stats().states - before;
+                }
             }
         }
+        CHECK(solved > 0);
+        CHECK(nodes > 0);  // the search did work while nothing was allocated
     }
-    CHECK(solved > 0);
-    CHECK(nodes > 0);  // the search did work while nothing was allocated
 }
 
 TEST_CASE("Zorse phase 2: no allocation per candidate once warm") {

@@ -332,7 +332,7 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
         auto& split = b.group_ends;
         for (std::size_t k = 0; k < P; ++k) {
             split.assign(b.ends[k].begin(), b.ends[k].end());
-            std::ranges::stable_sort(split, {}, group_of);
+            std::ranges::sort(split, {}, group_of);  // in place: a floor over pairs needs no order within a group
             for (std::size_t g = 0; g < G; ++g)
                 for (std::size_t h = 0; h < G; ++h) {
                     if (g == h) continue;
@@ -389,7 +389,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
     b.stages.assign(P, stage_floor{});
     b.straggler = inf;
     b.sum = 0;
-    b.zoned = 0, b.zoned_per_replica = 0;
+    b.zoned = 0, b.zoned_per_replica = 0, b.groups = 0;
     // Endpoints (cell, TP) each stage's typings could place a replica on.
     auto& ends = b.ends;
     if (ends.size() < P) ends.resize(P);
