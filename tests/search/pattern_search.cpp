@@ -155,18 +155,22 @@ TEST_CASE("pattern search: the stage DP's value on every instance of random pool
     CHECK(solutions > 500);
 }
 
+/// Links between zones 20-100 times slower than the random pools': a stage's transfers and ring
+/// across zones cost more than its compute, so the floors of where replicas can sit (zone_floor,
+/// and the pattern search's per-node test) cut most of the search.
+void far_apart(pool_world& w) {
+    for (std::size_t a = 0; a < w.hw.zones.size(); ++a)
+        for (std::size_t b = 0; b < w.hw.zones.size(); ++b)
+            if (a != b) w.hw.network.set_zone_default(zone_id{a}, zone_id{b}, alpha_beta_link{seconds{1e-3}, bytes_per_second{1e7 * (1 + double(a + b))}});
+}
+
 TEST_CASE("pattern search: the stage DP's value where zones are far apart (zone floors prune; issue 15)") {
-    // Links between zones 20-100 times slower than the random pools': a stage's transfers and
-    // ring across zones cost more than its compute, so the floors of where replicas can sit
-    // (zone_floor, and the pattern search's per-node test) cut most of the search.
     std::size_t compared = 0, solutions = 0;
     for (unsigned seed = 1; seed <= 24; ++seed) {
         CAPTURE(seed);
         pool_world w(seed, 3, seed % 3 == 0 ? 1 : 0);
         if (w.hw.zones.size() < 2) continue;
-        for (std::size_t a = 0; a < w.hw.zones.size(); ++a)
-            for (std::size_t b = 0; b < w.hw.zones.size(); ++b)
-                if (a != b) w.hw.network.set_zone_default(zone_id{a}, zone_id{b}, alpha_beta_link{seconds{1e-3}, bytes_per_second{1e7 * (1 + double(a + b))}});
+        far_apart(w);
         const problem pb = w.pb();
         sailor_options opt;
         opt.space.max_pipeline_degree = 4;
@@ -185,6 +189,34 @@ TEST_CASE("pattern search: the stage DP's value where zones are far apart (zone 
     }
     MESSAGE(compared << " instances compared, " << solutions << " with a solution");
     CHECK(solutions > 200);
+}
+
+TEST_CASE("branch and bound where zones are far apart returns the straightforward search's plans (issue 15)") {
+    // The zone floors prune whole instances against the run's cut-off (bounded_solve) and nodes
+    // against it: a floor above some plan's price would change the list.
+    int lists = 0;
+    for (unsigned seed = 1; seed <= 24 && lists < 8; ++seed) {
+        CAPTURE(seed);
+        pool_world w(seed, 3, 0);
+        if (w.hw.zones.size() < 2) continue;
+        far_apart(w);
+        const problem pb = w.pb();
+        sailor_options opt;
+        opt.space.max_pipeline_degree = 3;
+        for (bool apart : {false, true}) {
+            CAPTURE(apart);
+            auto check = [&](auto bnb) {
+                const auto plain = bnb.straightforward().plan(pb);
+                const auto got = bnb.plan(pb);
+                REQUIRE(plain.plans.size() == got.plans.size());
+                for (std::size_t k = 0; k < plain.plans.size(); ++k) CHECK(plain.plans[k].pl == got.plans[k].pl);
+                lists += plain.plans.empty() ? 0 : 1;
+            };
+            if (apart) check(sailor_planner<>(opt).with_zones(keep_zones{}));
+            else check(sailor_planner<>(opt));
+        }
+    }
+    CHECK(lists >= 8);
 }
 
 TEST_CASE("pattern search: a 400-replica stage over four cells is solved without its compositions (issue 15)") {
