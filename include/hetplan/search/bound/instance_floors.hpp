@@ -332,17 +332,20 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
         auto& split = b.group_ends;
         for (std::size_t k = 0; k < P; ++k) {
             split.assign(b.ends[k].begin(), b.ends[k].end());
-            std::ranges::sort(split, {}, group_of);  // in place: a floor over pairs needs no order within a group
+            // In place (a floor over pairs needs no order within a group).
+            std::sort(split.begin(), split.end(), [&](const endpoint& x, const endpoint& y) { return group_of(x) < group_of(y); });
+            auto in = [&](std::size_t q) {  // the group's endpoints
+                const auto first = std::partition_point(split.begin(), split.end(), [&](const endpoint& e) { return group_of(e) < q; });
+                const auto last = std::partition_point(first, split.end(), [&](const endpoint& e) { return group_of(e) <= q; });
+                return std::span<const endpoint>{first, last};
+            };
             for (std::size_t g = 0; g < G; ++g)
                 for (std::size_t h = 0; h < G; ++h) {
                     if (g == h) continue;
-                    auto in = [&](std::size_t q) { return std::ranges::equal_range(split, static_cast<std::uint8_t>(q), {}, group_of); };
-                    const auto from = in(g), to = in(h);
+                    const std::span<const endpoint> from = in(g), to = in(h);
                     if (from.empty() || to.empty()) continue;
                     const bytes size = sp.stages[k].gradients;
-                    auto price = [&] {
-                        return sync_floor_between_of(tm, pb, {from.begin(), from.end()}, {to.begin(), to.end()}, sp.D, size);
-                    };
+                    auto price = [&] { return sync_floor_between_of(tm, pb, from, to, sp.D, size); };
                     const std::uint32_t id = b.ends_id[k];
                     const std::uint64_t key = (std::uint64_t{id} << 32) | (std::uint64_t(unsigned(sp.D) & 0xfffffu) << 8) | (g << 4) | h;
                     ring[(k * G + g) * G + h] = id == endpoint_sets::none || sp.D > 0xfffff ? price() : b.cross_sync_memo(key, size.value, price);
