@@ -116,6 +116,14 @@ double fastest(const plan_result& r) {
     return t;
 }
 
+/// Plans `rq` with a copy of `planner` (its solver both_solvers) and adds up what it compared.
+template <class Planner, class Request>
+void plan_both(const Planner& planner, const problem& pb, const Request& rq, std::size_t& compared, std::size_t& solutions) {
+    auto p = planner;
+    (void)p.plan(pb, rq);
+    compared += p.solver().compared, solutions += p.solver().solutions;
+}
+
 }  // namespace
 
 TEST_CASE("pattern search: the stage DP's value on every instance of random pools (issue 15)") {
@@ -127,29 +135,13 @@ TEST_CASE("pattern search: the stage DP's value on every instance of random pool
         sailor_options opt;
         opt.space.max_pipeline_degree = 4;
         auto planner = sailor_planner<>(opt).with_solver(both_solvers());
-        auto tally = [&](const auto& p) { compared += p.solver().compared, solutions += p.solver().solutions; };
-        {
-            auto p = planner;
-            (void)p.plan(pb, plan_request<max_throughput>{});
-            tally(p);
-        }
-        {
-            auto p = planner;
-            (void)p.plan(pb, plan_request<min_cost>{});
-            tally(p);
-        }
-        {  // a budget: money inside the search
-            auto p = planner;
-            plan_request<max_throughput> rq;
-            rq.objective.limits.max_usd = 0.01;
-            (void)p.plan(pb, rq);
-            tally(p);
-        }
-        if (seed % 2 == 0) {  // every TP degree and zones apart: TPs that differ per stage, more cells
-            auto p = planner.with_typing(free_tp{}).with_zones(keep_zones{});
-            (void)p.plan(pb, plan_request<max_throughput>{});
-            tally(p);
-        }
+        plan_both(planner, pb, plan_request<max_throughput>{}, compared, solutions);
+        plan_both(planner, pb, plan_request<min_cost>{}, compared, solutions);
+        plan_request<max_throughput> budget;  // money inside the search
+        budget.objective.limits.max_usd = 0.01;
+        plan_both(planner, pb, budget, compared, solutions);
+        if (seed % 2 == 0)  // every TP degree and zones apart: TPs that differ per stage, more cells
+            plan_both(planner.with_typing(free_tp{}).with_zones(keep_zones{}), pb, plan_request<max_throughput>{}, compared, solutions);
     }
     MESSAGE(compared << " instances compared, " << solutions << " with a solution");
     CHECK(solutions > 500);
@@ -175,17 +167,8 @@ TEST_CASE("pattern search: the stage DP's value where zones are far apart (zone 
         sailor_options opt;
         opt.space.max_pipeline_degree = 4;
         auto planner = sailor_planner<>(opt).with_solver(both_solvers()).with_zones(keep_zones{});
-        auto tally = [&](const auto& p) { compared += p.solver().compared, solutions += p.solver().solutions; };
-        {
-            auto p = planner;
-            (void)p.plan(pb, plan_request<max_throughput>{});
-            tally(p);
-        }
-        {
-            auto p = planner;
-            (void)p.plan(pb, plan_request<min_cost>{});
-            tally(p);
-        }
+        plan_both(planner, pb, plan_request<max_throughput>{}, compared, solutions);
+        plan_both(planner, pb, plan_request<min_cost>{}, compared, solutions);
     }
     MESSAGE(compared << " instances compared, " << solutions << " with a solution");
     CHECK(solutions > 200);
