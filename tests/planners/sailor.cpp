@@ -173,7 +173,9 @@ struct random_world {
     job_spec job;
     profile_table profiles;
 
-    explicit random_world(unsigned seed, bool two_regions) {
+    /// Two types in two zones of 4 GPUs each; or (`uneven`) three zones far apart, each with
+    /// 0-3 GPUs of each type, where crossing zones costs more than a stage computes.
+    explicit random_world(unsigned seed, bool two_regions, bool uneven = false) {
         test::xorshift gen(seed * 2654435761u + 12345);
         auto rnd = [&](double lo, double hi) { return gen.between(lo, hi); };
         for (const char* name : {"A", "B"}) {
@@ -185,11 +187,13 @@ struct random_world {
         }
         const auto z1 = hw.add_zone("r1-a", "r1");
         const auto z2 = hw.add_zone(two_regions ? "r2-a" : "r1-b", two_regions ? "r2" : "r1");
+        std::vector<zone_id> zones{z1, z2};
+        if (uneven) zones.push_back(hw.add_zone("r1-c", "r1"));
         for (std::size_t g = 0; g < 2; ++g)
-            for (auto z : {z1, z2}) hw.pool.set(gpu_type_id{g}, z, 4);
-        for (auto a : {z1, z2})
-            for (auto b : {z1, z2}) {
-                const double bw = a == b ? rnd(5e9, 2e10) : rnd(1e8, 1e9);
+            for (auto z : zones) hw.pool.set(gpu_type_id{g}, z, uneven ? static_cast<int>(gen.below(4)) : 4);
+        for (auto a : zones)
+            for (auto b : zones) {
+                const double bw = a == b ? rnd(5e9, 2e10) : uneven ? rnd(1e6, 1e7) : rnd(1e8, 1e9);
                 hw.network.set_zone_default(a, b, alpha_beta_link{seconds{rnd(1e-5, 1e-3)}, bytes_per_second{bw}});
                 if (a != b) hw.network.set_egress_price(a, b, usd_per_gigabyte(rnd(0.01, 0.08)));
             }
@@ -345,9 +349,11 @@ TEST_CASE("fractional assignment: LP duality catches what a per-type-set (Hall) 
 }
 
 TEST_CASE("instance bound: never above the exhaustive optimum of its instance; infeasible means no plan") {
-    int zoned = 0;
-    for (unsigned seed = 1; seed <= 4; ++seed) {
-        const random_world w(seed, seed % 2 == 0);
+    // Seeds 5-10: three zones far apart holding different types (zone_floor's crossings).
+    int zoned = 0, zoned_uneven = 0;
+    for (unsigned seed = 1; seed <= 10; ++seed) {
+        const bool uneven = seed > 4;
+        const random_world w(seed, !uneven && seed % 2 == 0, uneven);
         const problem pb = w.pb();
         const h1_tp_within_node h1{};
         const cell_set cells = make_cells(pb.hw, pb.hw.pool, [](gpu_type_id) { return true; });
@@ -360,7 +366,7 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
         stage_problem<prune::all<h2_memory_fit<>>> sp;
         boost::hana::tuple<> no_hooks;
         int compared = 0;
-        for (int P = 1; P <= 2; ++P)
+        for (int P = 1; P <= (uneven ? 3 : 2); ++P)
             for (int mbs : {1, 2}) {
                 const auto part = even_partition(pb.model.num_layers(), P);
                 const auto times = time_stages(pb, cells, part, mbs, tps, sim.time, {}, schedule_kind::one_f_one_b);
@@ -383,15 +389,17 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
                     // Where the replicas can sit (zone_floor) raised the floor of some instances.
                     instance_bound anywhere = sp.bound;
                     anywhere.zoned_per_replica = 0;
-                    if (floors.iteration > anywhere.iteration(sp.per_replica)) ++zoned;
+                    if (floors.iteration > anywhere.iteration(sp.per_replica)) ++(uneven ? zoned_uneven : zoned);
                     const auto best_c = brute.solve(pb, sp, min_cost{}, {});
                     REQUIRE(best_c);
                     CHECK(floors.usd <= best_c->cost.value * (1 + 1e-12));
                 }
             }
-        CHECK(compared > 3);
+        if (!uneven) CHECK(compared > 3);
     }
+    MESSAGE("the zone floor raised " << zoned << " floors on two zones and " << zoned_uneven << " on three");
     CHECK(zoned > 0);
+    CHECK(zoned_uneven > 0);
 }
 
 TEST_CASE("branch and bound returns exactly the straightforward search's plans") {

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -291,6 +292,45 @@ TEST_CASE("extras flow: feasibility and least cost equal brute force, with one w
     }
     CHECK(feasible > 100);
     CHECK(mixed > 30);
+}
+
+TEST_CASE("extras flow: with one weight per cell the quick test is exact, for many demands over few cell sets and over more than 12") {
+    // Hall's condition over unions of the demands' cell sets against the min-cost flow.
+    test::xorshift gen(19);
+    int fits = 0, not_fits = 0, many_sets = 0;
+    for (int round = 0; round < 600; ++round) {
+        const std::size_t C = 2 + static_cast<std::size_t>(gen.below(4)), K = 1 + static_cast<std::size_t>(gen.below(20));
+        const bool few_sets = round % 2 == 0;
+        std::vector<extras_demand> d(K);
+        // Few sets: three of two cells each, so sets overlap without one holding another.
+        std::uint32_t masks[3] = {};
+        for (auto& m : masks)
+            while (std::popcount(m) != 2) m = static_cast<std::uint32_t>(gen.below(1 << C));
+        for (std::size_t k = 0; k < K; ++k) {
+            extras_demand& x = d[k];
+            x.extras = gen.below(4);  // 0: a demand with nothing open is ignored
+            if (few_sets) x.cells = masks[gen.below(3)];
+            else if (C == 5 && k < 15) x.cells = static_cast<std::uint32_t>(k + 1);  // 15 distinct sets
+            while (x.cells == 0) x.cells = static_cast<std::uint32_t>(gen.below(1 << C));
+            for (std::size_t c = 0; c < C; ++c) x.weight[c] = static_cast<std::uint8_t>(1 + (c % 2)), x.price[c] = 1;
+        }
+        std::vector<std::uint32_t> sets;
+        for (const auto& x : d)
+            if (x.extras > 0) sets.push_back(x.cells);
+        std::sort(sets.begin(), sets.end());
+        many_sets += std::unique(sets.begin(), sets.end()) - sets.begin() > 12;
+        extras_flow::room_t room{};
+        for (std::size_t c = 0; c < C; ++c) room[c] = gen.below(3 + 3 * static_cast<int>(K) / static_cast<int>(C));
+        extras_flow flow;
+        std::vector<cell_counts> out(K);
+        const bool got = flow.solve(d, room, C, false, out).has_value();
+        CAPTURE(round);
+        CHECK(flow.may_fit(d, room, C) == got);
+        (got ? fits : not_fits)++;
+    }
+    CHECK(fits > 100);
+    CHECK(not_fits > 100);
+    CHECK(many_sets > 0);
 }
 
 TEST_CASE("small ILP: the optimum of random small integer programs equals enumeration") {

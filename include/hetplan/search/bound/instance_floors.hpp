@@ -66,6 +66,9 @@ struct instance_bound {
     std::size_t groups = 0;
     std::array<std::uint8_t, max_cells> cell_group{};
     std::vector<double> cross_suffix;
+    /// Per boundary k, the fastest transfer across groups forward (k to k+1) and backward
+    /// (infinity where no crossing can happen there; 0 where one lacks a link).
+    std::vector<double> cross_fwd, cross_bwd;
     /// Aggregates of the floors over stages [0, i) (prefix) and [i, P) (suffix), i = 0..P.
     struct aggregate {
         std::vector<double> sum, strag, sync, update, rate;
@@ -108,6 +111,7 @@ struct instance_bound {
     std::vector<std::uint8_t> zone_group, group_scratch;
     std::vector<endpoint> group_ends;  ///< scratch: a stage's endpoints by group
     std::vector<double> cross_ring;    ///< scratch: [stage][group][group] ring floors
+    std::vector<double> group_compute; ///< scratch: [stage][group] least compute with a replica there, and with none
     /// Sync floors already priced (sync_floor_memo); mutable: the pattern search prices its
     /// patterns' floors through it.
     mutable sync_floor_memo sync_memo;
@@ -294,33 +298,74 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     const double sum = std::max(b.sum, b.prefix.sum[P]), sync = b.prefix.sync[P], update = b.prefix.update[P];
     const int m = sp.per_replica;
     double least = inf;
-    // Some boundary with a group on one side only.
-    auto across = [&](std::size_t from, std::size_t to, bytes size) {
+    // Each stage's least compute with a replica in group g (a typing with a GPU type g holds)
+    // and with none there (every type of the typing held outside g: a typing has a replica of
+    // each of its types), among the typings the pool can serve D replicas of (as the stage's
+    // own floor counts).
+    std::array<std::uint32_t, most_groups> types_in{}, types_out{};
+    std::array<int, max_types> cap{};
+    for (std::size_t c = 0; c < cells.size(); ++c)
+        if (cells[c].capacity > 0) types_in[cell_group[c]] |= 1u << cells[c].type, cap[cells[c].type] += cells[c].capacity;
+    for (std::size_t g = 0; g < G; ++g)
+        for (std::size_t h = 0; h < G; ++h)
+            if (h != g) types_out[g] |= types_in[h];
+    auto& least_compute = b.group_compute;  // [stage][group][in, out]
+    least_compute.assign(P * G * 2, inf);
+    for (std::size_t k = 0; k < P; ++k)
+        for (const auto& ch : sp.stages[k].choices) {
+            int supply = 0;
+            for (std::size_t t = 0; t < sp.cells->types.size(); ++t)
+                if (ch.types >> t & 1u) supply += cap[t] / ch.tp[t];
+            if (supply < sp.D) continue;
+            for (std::size_t g = 0; g < G; ++g) {
+                double* at = &least_compute[(k * G + g) * 2];
+                if (ch.types & types_in[g]) at[0] = std::min(at[0], ch.compute.value);
+                if ((ch.types & ~types_out[g]) == 0) at[1] = std::min(at[1], ch.compute.value);
+            }
+        }
+    auto in_g = [&](std::size_t k, std::size_t g) { return least_compute[(k * G + g) * 2]; };
+    auto out_g = [&](std::size_t k, std::size_t g) { return least_compute[(k * G + g) * 2 + 1]; };
+    // Some boundary with a group g on one side only. A cell of g on that side sends to and
+    // receives from the other side across groups, and the pricer's optimistic boundary takes
+    // each cell's fastest link to the other side, both ways: both stages take the fastest such
+    // transfer; the one with g computes with a typing g holds, the other with one held outside
+    // g. `from_g`: the endpoint of `from` in g and that of `to` outside it, or the reverse;
+    // infinity where no such pair exists, 0 where one lacks a link (it bounds nothing; the
+    // search notes the link).
+    auto across = [&](std::size_t from, std::size_t to, bytes size, std::size_t g, bool from_g) {
         auto price = [&] {
             double best = inf;
+            bool pair = false;
             for (const endpoint& x : b.ends[from])
                 for (const endpoint& y : b.ends[to])
-                    if (group_of(x) != group_of(y)) best = std::min(best, p2p(x, y, size));
-            return best;
+                    if ((group_of(x) == g) == from_g && (group_of(y) == g) != from_g) {
+                        pair = true;
+                        best = std::min(best, p2p(x, y, size));
+                    }
+            return !pair ? inf : best < inf ? best : 0.0;
         };
         const std::uint32_t a = b.ends_id[from], c = b.ends_id[to];
         if (a == endpoint_sets::none || c == endpoint_sets::none) return price();
-        return b.cross_boundary_memo((std::uint64_t{a} << 32) | c, size.value, price);
+        return b.cross_boundary_memo((std::uint64_t{a} << 32) | (std::uint64_t{c} << 8) | (std::uint64_t{from_g} << 7) | g, size.value, price);
     };
     b.cross_suffix.assign(P, inf);
+    b.cross_fwd.assign(P, inf);
+    b.cross_bwd.assign(P, inf);
     for (std::size_t k = 0; k + 1 < P; ++k) {
         const bytes size = sp.stages[k].activations;
-        const double fwd = across(k, k + 1, size), bwd = across(k + 1, k, size);
         const stage_floor &a = b.stages[k], &c = b.stages[k + 1];
-        if (!(fwd < inf && bwd < inf)) {
-            least = std::min(least, one_f_one_b_iteration(sum, b.straggler, m, sync, update));
-            b.cross_suffix[k] = 0;
-            continue;
-        }
-        const double strag = std::max(a.compute + a.p2p_in + fwd, c.compute + bwd + c.p2p_out);
-        b.cross_suffix[k] = strag;
-        least = std::min(least, one_f_one_b_iteration(std::max(sum, b.prefix.sum[P] + (fwd - a.p2p_out) + (bwd - c.p2p_in)),
-                                                      std::max(b.straggler, strag), m, sync, update));
+        for (std::size_t g = 0; g < G; ++g)
+            for (const bool before : {true, false}) {  // g on stage k's side only, or on stage k+1's
+                const double fwd = across(k, k + 1, size, g, before), bwd = across(k + 1, k, size, g, !before);
+                if (!(fwd < inf && bwd < inf)) continue;
+                b.cross_fwd[k] = std::min(b.cross_fwd[k], fwd);
+                b.cross_bwd[k] = std::min(b.cross_bwd[k], bwd);
+                const double mine = before ? in_g(k, g) : out_g(k, g), next = before ? out_g(k + 1, g) : in_g(k + 1, g);
+                const double strag = std::max(mine + a.p2p_in + fwd, next + bwd + c.p2p_out);
+                b.cross_suffix[k] = std::min(b.cross_suffix[k], strag);
+                const double with = b.prefix.sum[P] + (mine - a.compute) + (next - c.compute) + (fwd - a.p2p_out) + (bwd - c.p2p_in);
+                least = std::min(least, one_f_one_b_iteration(std::max(sum, with), std::max(b.straggler, strag), m, sync, update));
+            }
     }
     for (std::size_t k = P - 1; k-- > 0;) b.cross_suffix[k] = std::min(b.cross_suffix[k], b.cross_suffix[k + 1]);
     // Every stage over the same groups S. A stage's ring over two or more groups has an edge

@@ -53,25 +53,35 @@ public:
 
     /// A necessary condition, exact with one weight per cell: Hall's condition of the
     /// transportation problem with each cell's room counted at the smallest weight any demand
-    /// gives it — every set of demands fits in the replicas its cells can take (2^K - 1 sets;
-    /// K is the open stages, a handful; a flow beyond 12).
+    /// gives it. Only sets of cells that are unions of the demands' cell sets need a test (the
+    /// demands inside such a union need no more replicas than its cells take; any other set of
+    /// demands is inside the union of its own cells), and deep pipelines open many stages over
+    /// the same few cell sets: 2^M tests for M distinct sets, a flow beyond 12.
     [[nodiscard]] bool may_fit(std::span<const extras_demand> d, const room_t& room, std::size_t C) {
         std::array<int, max_cells> w{};
-        for (const extras_demand& x : d)
+        std::array<std::uint32_t, max_sets> sets{};
+        std::array<long, max_sets> need{};
+        std::size_t M = 0;
+        for (const extras_demand& x : d) {
+            if (x.extras <= 0) continue;
             for (std::size_t c = 0; c < C; ++c)
-                if ((x.cells >> c & 1u) && x.extras > 0) w[c] = w[c] == 0 ? x.weight[c] : std::min<int>(w[c], x.weight[c]);
-        if (d.size() > 12) return flow(d, room, C, w, false, {}).has_value();
+                if (x.cells >> c & 1u) w[c] = w[c] == 0 ? x.weight[c] : std::min<int>(w[c], x.weight[c]);
+            std::size_t j = 0;
+            while (j < M && sets[j] != x.cells) ++j;
+            if (j == max_sets) return flow(d, room, C, w, false, {}).has_value();
+            if (j == M) sets[M++] = x.cells;
+            need[j] += x.extras;
+        }
         std::array<int, max_cells> takes{};
         for (std::size_t c = 0; c < C; ++c) takes[c] = w[c] > 0 ? std::max(room[c], 0) / w[c] : 0;
-        const auto K = static_cast<std::uint32_t>(d.size());
-        for (std::uint32_t set = 1; set < (1u << K); ++set) {
+        for (std::uint32_t q = 1; q < (1u << M); ++q) {
             std::uint32_t cells = 0;
-            long need = 0;
-            for (std::uint32_t k = 0; k < K; ++k)
-                if ((set >> k & 1u) && d[k].extras > 0) cells |= d[k].cells, need += d[k].extras;
-            long have = 0;
+            for (std::uint32_t m = q; m != 0; m &= m - 1) cells |= sets[static_cast<std::size_t>(std::countr_zero(m))];
+            long in = 0, have = 0;
+            for (std::size_t j = 0; j < M; ++j)
+                if ((sets[j] & ~cells) == 0) in += need[j];
             for (std::uint32_t m = cells; m != 0; m &= m - 1) have += takes[static_cast<std::size_t>(std::countr_zero(m))];
-            if (need > have) return false;
+            if (in > have) return false;
         }
         return true;
     }
@@ -98,6 +108,8 @@ public:
     [[nodiscard]] std::size_t gave_up() const { return gave_up_; }
 
 private:
+    static constexpr std::size_t max_sets = 12;  ///< distinct cell sets may_fit enumerates the unions of
+
     struct edge {
         int to, cap;
         double cost;

@@ -223,7 +223,7 @@ private:
         price_.begin(sp, money_);
         const auto P = static_cast<std::size_t>(sp.P);
         const std::size_t C = sp.cells->cells.size();
-        if (patterns_.size() < P) patterns_.resize(P), children_.resize(P), least_.resize(P), options_.resize(P);
+        if (patterns_.size() < P) patterns_.resize(P), children_.resize(P), least_.resize(P), options_.resize(P), demand_.resize(P);
         chosen_.assign(P, 0);
         best_.resize(P);
         open_.clear();
@@ -302,6 +302,16 @@ private:
             for (const option& o : options_[static_cast<std::size_t>(i)]) thresholds_.push_back(o.time);
         std::sort(thresholds_.begin(), thresholds_.end());
         thresholds_.erase(std::unique(thresholds_.begin(), thresholds_.end()), thresholds_.end());
+        // A threshold at which a stage beside a crossing gains an option.
+        cross_thresholds_.assign(thresholds_.begin(), thresholds_.end());
+        const instance_bound& b = *bound_;
+        for (std::size_t k = 0; b.groups >= 2 && k + 1 < static_cast<std::size_t>(sp.P); ++k) {
+            if (!(b.cross_fwd[k] < std::numeric_limits<double>::infinity())) continue;
+            for (const option& o : options_[k]) cross_thresholds_.push_back(o.time + std::max(0.0, b.cross_fwd[k] - b.stages[k].p2p_out));
+            for (const option& o : options_[k + 1]) cross_thresholds_.push_back(o.time + std::max(0.0, b.cross_bwd[k] - b.stages[k + 1].p2p_in));
+        }
+        std::sort(cross_thresholds_.begin(), cross_thresholds_.end());
+        cross_thresholds_.erase(std::unique(cross_thresholds_.begin(), cross_thresholds_.end()), cross_thresholds_.end());
     }
 
     /// Stage i's (type, TP) options, each at the fastest compute of a typing that has it, plus
@@ -333,6 +343,55 @@ private:
                floors_miss(o, t, per_replica_, money_, false, found_ ? best_v_ : std::numeric_limits<double>::infinity());
     }
 
+    /// Per set of types: GPUs left in them (have), or what the stages and open extras that may
+    /// use only those types need (need, before the Hall test). Only the first 2^T entries are
+    /// used (and copied).
+    using per_types = std::array<long, std::size_t{1} << max_types>;
+    static void copy(const per_types& from, per_types& to, std::size_t T) { std::copy_n(from.begin(), std::size_t{1} << T, to.begin()); }
+    /// A stage's options no slower than a threshold: their types and least GPUs per replica.
+    struct demand {
+        std::size_t types = 0;
+        int w = 0;
+    };
+    /// Stage k's options whose time plus `shift` is within `theta`.
+    [[nodiscard]] demand allowed(std::size_t k, double theta, double shift) const {
+        demand d;
+        for (const option& o : options_[k]) {
+            if (o.time + shift > theta) break;
+            d.types |= std::size_t{1} << o.type;
+            d.w = d.w == 0 ? o.tp : std::min<int>(d.w, o.tp);
+        }
+        return d;
+    }
+    /// The GPUs left in the cells of `within`, and the open extras that may only use those.
+    template <class SP>
+    void left_and_open(const SP& sp, const cell_counts& used, std::uint32_t within, per_types& have, per_types& need) const {
+        const std::size_t T = sp.cells->types.size(), U = std::size_t{1} << T;
+        std::array<long, max_types> left{};
+        for (std::size_t c = 0; c < sp.cells->cells.size(); ++c)
+            if (within >> c & 1u) left[sp.cells->cells[c].type] += cap_[c] - used[c];
+        have[0] = need[0] = 0;
+        for (std::size_t u = 1; u < U; ++u) have[u] = have[u & (u - 1)] + left[static_cast<std::size_t>(std::countr_zero(u))], need[u] = 0;
+        for (const extras_demand& x : open_) {
+            if ((x.cells & ~within) != 0) continue;
+            std::size_t types = 0;
+            int w = 0;
+            for (std::size_t c = 0; c < sp.cells->cells.size(); ++c)
+                if (x.cells >> c & 1u) types |= std::size_t{1} << sp.cells->cells[c].type, w = w == 0 ? x.weight[c] : std::min<int>(w, x.weight[c]);
+            need[types] += long(x.extras) * w;
+        }
+    }
+    /// Hall's condition over sets of types: what may only use types in U fits in U's GPUs.
+    [[nodiscard]] static bool fits(per_types& need, const per_types& have, std::size_t T) {
+        const std::size_t U = std::size_t{1} << T;
+        for (std::size_t b = 0; b < T; ++b)
+            for (std::size_t u = 0; u < U; ++u)
+                if (u >> b & 1u) need[u] += need[u ^ (std::size_t{1} << b)];
+        for (std::size_t u = 1; u < U; ++u)
+            if (need[u] > have[u]) return false;
+        return true;
+    }
+
     /// A floor of the slowest of stages [i, P) given the GPUs the stages before took and the
     /// extras they left open, when it is at least `from`: the least threshold at which options
     /// no slower could serve them all, even fractionally (or `from` when that is more). The test is LP duality with prices 0 or 1 per
@@ -342,48 +401,73 @@ private:
     /// open extras that may use other cells are left out (a weaker test, still a floor).
     template <class SP>
     [[nodiscard]] double pooled_straggler(const SP& sp, int i, const cell_counts& used, double from, std::uint32_t within = ~0u) const {
-        const std::size_t T = sp.cells->types.size(), U = std::size_t{1} << T;
-        std::array<long, max_types> left{};
-        for (std::size_t c = 0; c < sp.cells->cells.size(); ++c)
-            if (within >> c & 1u) left[sp.cells->cells[c].type] += cap_[c] - used[c];
-        std::array<long, std::size_t{1} << max_types> have{}, need{}, fixed{};
-        for (std::size_t u = 1; u < U; ++u) have[u] = have[u & (u - 1)] + left[static_cast<std::size_t>(std::countr_zero(u))];
-        for (const extras_demand& x : open_) {
-            if ((x.cells & ~within) != 0) continue;
-            std::size_t types = 0;
-            int w = 0;
-            for (std::size_t c = 0; c < sp.cells->cells.size(); ++c)
-                if (x.cells >> c & 1u) types |= std::size_t{1} << sp.cells->cells[c].type, w = w == 0 ? x.weight[c] : std::min<int>(w, x.weight[c]);
-            fixed[types] += long(x.extras) * w;
-        }
+        const std::size_t T = sp.cells->types.size();
+        per_types have, fixed, need;
+        left_and_open(sp, used, within, have, fixed);
         // Allowed options change only at thresholds: start at the last one not above `from`
         // (the answer is then at least `from`, and exactly it if that one fits).
         auto it = std::upper_bound(thresholds_.begin(), thresholds_.end(), from);
         if (it != thresholds_.begin()) --it;
         for (; it != thresholds_.end(); ++it) {
             const double theta = *it;
-            need = fixed;
+            copy(fixed, need, T);
             bool all = true;
             for (std::size_t k = static_cast<std::size_t>(i); k < static_cast<std::size_t>(sp.P) && all; ++k) {
-                std::size_t types = 0;
-                int w = 0;
-                for (const option& o : options_[k]) {
-                    if (o.time > theta) break;
-                    types |= std::size_t{1} << o.type;
-                    w = w == 0 ? o.tp : std::min<int>(w, o.tp);
-                }
-                all = types != 0;
-                need[types] += long(sp.D) * w;
+                const demand d = allowed(k, theta, 0);
+                all = d.types != 0;
+                need[d.types] += long(sp.D) * d.w;
             }
-            if (!all) continue;
-            for (std::size_t b = 0; b < T; ++b)
-                for (std::size_t u = 0; u < U; ++u)
-                    if (u >> b & 1u) need[u] += need[u ^ (std::size_t{1} << b)];
-            bool fits = true;
-            for (std::size_t u = 1; u < U && fits; ++u) fits = need[u] <= have[u];
-            if (fits) return std::max(theta, from);
+            if (all && fits(need, have, T)) return std::max(theta, from);
         }
         return std::numeric_limits<double>::infinity();
+    }
+
+    /// The same floor for the plans below a node (stage i next) where some boundary k >= i-1
+    /// crosses zone groups (bound/instance_floors.hpp, zone_floor): the stages beside it take
+    /// the fastest transfer across groups instead of the fastest of all, so at a threshold only
+    /// their options that are fast enough with it serve them, and stage i-1, whose own time is
+    /// `prev`, takes it too where k = i-1. The pool left serves every stage as in
+    /// pooled_straggler. It answers `until` once the threshold reaches it (the caller takes the
+    /// least of the two). Zone groups are not told apart here (a weaker test, still a floor).
+    template <class SP>
+    [[nodiscard]] double crossing_straggler(const SP& sp, int i, const cell_counts& used, double from, double prev, double until) {
+        const instance_bound& b = *bound_;
+        const auto P = static_cast<std::size_t>(sp.P), first = static_cast<std::size_t>(i);
+        const std::size_t T = sp.cells->types.size();
+        per_types have, fixed, all, need;
+        left_and_open(sp, used, ~0u, have, fixed);
+        auto it = std::upper_bound(cross_thresholds_.begin(), cross_thresholds_.end(), from);
+        if (it != cross_thresholds_.begin()) --it;
+        double best = until;
+        for (; it != cross_thresholds_.end(); ++it) {
+            const double theta = std::max(*it, from);
+            if (theta >= best) break;
+            copy(fixed, all, T);
+            bool any = true;
+            for (std::size_t k = first; k < P && any; ++k) {
+                demand_[k] = allowed(k, theta, 0);
+                any = demand_[k].types != 0;
+                all[demand_[k].types] += long(sp.D) * demand_[k].w;
+            }
+            if (!any) continue;
+            for (std::size_t k = first - 1; k + 1 < P; ++k) {
+                if (!(b.cross_fwd[k] < std::numeric_limits<double>::infinity())) continue;
+                copy(all, need, T);
+                auto restrict = [&](std::size_t s, double shift) {
+                    const demand d = allowed(s, theta, std::max(0.0, shift));
+                    need[demand_[s].types] -= long(sp.D) * demand_[s].w;
+                    need[d.types] += long(sp.D) * d.w;
+                    return d.types != 0;
+                };
+                if (k + 1 != first && !restrict(k, b.cross_fwd[k] - b.stages[k].p2p_out)) continue;
+                if (!restrict(k + 1, b.cross_bwd[k] - b.stages[k + 1].p2p_in) || !fits(need, have, T)) continue;
+                if (k + 1 != first) return theta;
+                // Stage i-1 sends across at its own time plus the transfer, which need not be a
+                // threshold: a later threshold may still come first.
+                best = std::min(best, std::max(theta, prev + b.cross_fwd[k]));
+            }
+        }
+        return best;
     }
 
     /// Floors of every plan below a node whose stage i has pattern p (own time `own`), with the
@@ -420,14 +504,19 @@ private:
         double pooled = pooled_straggler(sp, i, nd.used, std::max(nd.lo.strag, bound_->suffix.strag[at]));
         if (pooled == std::numeric_limits<double>::infinity()) return;
         // Either the stages left keep the previous stage's zone groups (and their GPUs), or
-        // some boundary from here on crosses groups (bound/instance_floors.hpp, zone_floor).
-        if (i > 0 && bound_->groups >= 2 && bound_->cross_suffix[at - 1] > pooled) {
+        // some boundary from here on crosses groups (bound/instance_floors.hpp, zone_floor):
+        // the least crossing floor, and the pool left with the stages beside a crossing.
+        if (i > 0 && bound_->groups >= 2) {
             const std::uint8_t g = patterns_[at - 1][nd.prev].groups;
             std::uint32_t within = 0;
             for (std::size_t c = 0; c < C; ++c)
                 if (g >> bound_->cell_group[c] & 1u) within |= 1u << c;
-            pooled = std::max(pooled, std::min(bound_->cross_suffix[at - 1], pooled_straggler(sp, i, nd.used, pooled, within)));
-            if (pooled == std::numeric_limits<double>::infinity()) return;
+            const double stay = pooled_straggler(sp, i, nd.used, pooled, within);
+            if (stay > pooled) {
+                const double cross = crossing_straggler(sp, i, nd.used, std::max(pooled, bound_->cross_suffix[at - 1]), nd.open_lo, stay);
+                pooled = std::min(stay, cross);
+                if (pooled == std::numeric_limits<double>::infinity()) return;
+            }
         }
         // Patterns come fastest first, so once a pattern's floor — its compute with every other
         // term of this stage at the stage's least — misses, so do all after it.
@@ -643,6 +732,8 @@ private:
     std::vector<stage_least> least_;
     std::vector<std::vector<option>> options_;
     std::vector<double> thresholds_;  ///< every option's time, sorted, distinct
+    std::vector<double> cross_thresholds_;  ///< and the times beside a crossing (crossing_straggler)
+    std::vector<demand> demand_;            ///< scratch: each stage's options at a threshold
     std::vector<endpoint> ends_;      ///< scratch: a pattern's endpoints in every real zone
     std::vector<std::uint32_t> chosen_;
     std::vector<composition> best_;
