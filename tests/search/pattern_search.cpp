@@ -331,6 +331,18 @@ TEST_CASE("extras flow: with one weight per cell the quick test is exact, for ma
     CHECK(fits > 100);
     CHECK(not_fits > 100);
     CHECK(many_sets > 0);
+    // More than 12 sets, and the last demand the only one on its cells (the flow then needs
+    // every demand's weights, not those seen before the 13th set). From a review.
+    std::vector<extras_demand> d;
+    for (std::uint32_t m = 1; m < 32 && d.size() < 13; ++m)
+        if (std::popcount(m) >= 2) d.push_back({m, 1, {}, {}});
+    d.push_back({0b1100000, 1, {}, {}});
+    for (auto& x : d) x.weight.fill(1);
+    extras_flow::room_t room{100, 100, 100, 100, 100, 1, 0};
+    extras_flow flow;
+    std::vector<cell_counts> out(d.size());
+    REQUIRE(flow.solve(d, room, 7, false, out).has_value());
+    CHECK(flow.may_fit(d, room, 7));
 }
 
 TEST_CASE("small ILP: the optimum of random small integer programs equals enumeration") {

@@ -60,9 +60,10 @@ struct instance_bound {
     double zoned = 0;
     int zoned_per_replica = 0;
     /// zone_floor's groups (0: none, it bounds nothing), each cell's, and per boundary k the
-    /// least straggler floor of a crossing at k or later (infinity past the last; 0 where a
-    /// crossing lacks a link): a search that knows stage k's groups takes the larger of it and
-    /// the straggler of the rest kept to those groups.
+    /// least straggler floor of a crossing at k or later (infinity past the last; a transfer
+    /// that lacks a link counts as 0): a search that knows stage k's groups takes the smaller
+    /// of the straggler of the rest kept to those groups and that of a crossing, which starts
+    /// from this.
     std::size_t groups = 0;
     std::array<std::uint8_t, max_cells> cell_group{};
     std::vector<double> cross_suffix;
@@ -259,8 +260,8 @@ template <class SP>
 /// and receives across groups (the pricer's optimistic boundary takes each cell's fastest link
 /// to the other side), so both stages beside it take the fastest transfer across groups. The
 /// floor is the least over these cases. The other floors price a stage's transfers and its ring
-/// each at the fastest link, which holds only within one zone, and the pool as a whole. Cases
-/// whose crossing has no link are not counted (they bound nothing: the search notes them).
+/// each at the fastest link, which holds only within one zone, and the pool as a whole. A
+/// crossing transfer that lacks a link counts as 0 (the search notes the link).
 template <class SP, class Time, class P2P, class Threshold>
 void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p, const Threshold& threshold_with) {
     constexpr double inf = std::numeric_limits<double>::infinity();
@@ -330,8 +331,8 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     // each cell's fastest link to the other side, both ways: both stages take the fastest such
     // transfer; the one with g computes with a typing g holds, the other with one held outside
     // g. `from_g`: the endpoint of `from` in g and that of `to` outside it, or the reverse;
-    // infinity where no such pair exists, 0 where one lacks a link (it bounds nothing; the
-    // search notes the link).
+    // infinity where no such pair exists, 0 where every such pair lacks a link (the search
+    // notes the link).
     auto across = [&](std::size_t from, std::size_t to, bytes size, std::size_t g, bool from_g) {
         auto price = [&] {
             double best = inf;

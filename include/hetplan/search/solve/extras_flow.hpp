@@ -62,10 +62,11 @@ public:
         std::array<std::uint32_t, max_sets> sets{};
         std::array<long, max_sets> need{};
         std::size_t M = 0;
+        for (const extras_demand& x : d)  // every demand's weights first: the flow below needs them all
+            for (std::size_t c = 0; c < C; ++c)
+                if ((x.cells >> c & 1u) && x.extras > 0) w[c] = w[c] == 0 ? x.weight[c] : std::min<int>(w[c], x.weight[c]);
         for (const extras_demand& x : d) {
             if (x.extras <= 0) continue;
-            for (std::size_t c = 0; c < C; ++c)
-                if (x.cells >> c & 1u) w[c] = w[c] == 0 ? x.weight[c] : std::min<int>(w[c], x.weight[c]);
             std::size_t j = 0;
             while (j < M && sets[j] != x.cells) ++j;
             if (j == max_sets) return flow(d, room, C, w, false, {}).has_value();

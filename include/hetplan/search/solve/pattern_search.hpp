@@ -173,7 +173,7 @@ private:
         double value;
         std::uint32_t k;
     };
-    /// A (GPU type, TP) a stage can use and the least time it takes with it (pooled_straggler).
+    /// A (GPU type, TP) a stage can use and the least time it takes with it (pooled_straggler, crossing_straggler).
     struct option {
         double time;
         std::uint8_t type, tp;
@@ -429,6 +429,7 @@ private:
     /// `prev`, takes it too where k = i-1. The pool left serves every stage as in
     /// pooled_straggler. It answers `until` once the threshold reaches it (the caller takes the
     /// least of the two). Zone groups are not told apart here (a weaker test, still a floor).
+    /// i > 0 (a node with a previous stage).
     template <class SP>
     [[nodiscard]] double crossing_straggler(const SP& sp, int i, const cell_counts& used, double from, double prev, double until) {
         const instance_bound& b = *bound_;
@@ -453,14 +454,14 @@ private:
             for (std::size_t k = first - 1; k + 1 < P; ++k) {
                 if (!(b.cross_fwd[k] < std::numeric_limits<double>::infinity())) continue;
                 copy(all, need, T);
-                auto restrict = [&](std::size_t s, double shift) {
+                auto limit = [&](std::size_t s, double shift) {
                     const demand d = allowed(s, theta, std::max(0.0, shift));
                     need[demand_[s].types] -= long(sp.D) * demand_[s].w;
                     need[d.types] += long(sp.D) * d.w;
                     return d.types != 0;
                 };
-                if (k + 1 != first && !restrict(k, b.cross_fwd[k] - b.stages[k].p2p_out)) continue;
-                if (!restrict(k + 1, b.cross_bwd[k] - b.stages[k + 1].p2p_in) || !fits(need, have, T)) continue;
+                if (k + 1 != first && !limit(k, b.cross_fwd[k] - b.stages[k].p2p_out)) continue;
+                if (!limit(k + 1, b.cross_bwd[k] - b.stages[k + 1].p2p_in) || !fits(need, have, T)) continue;
                 if (k + 1 != first) return theta;
                 // Stage i-1 sends across at its own time plus the transfer, which need not be a
                 // threshold: a later threshold may still come first.
