@@ -512,7 +512,8 @@ private:
             std::uint32_t within = 0;
             for (std::size_t c = 0; c < C; ++c)
                 if (g >> bound_->cell_group[c] & 1u) within |= 1u << c;
-            const double stay = pooled_straggler(sp, i, nd.used, pooled, within);
+            // Where the previous stage spans every group, keeping them is the pool as a whole.
+            const double stay = within == (C >= 32 ? ~0u : (1u << C) - 1) ? pooled : pooled_straggler(sp, i, nd.used, pooled, within);
             if (stay > pooled) {
                 const double cross = crossing_straggler(sp, i, nd.used, std::max(pooled, bound_->cross_suffix[at - 1]), nd.open_lo, stay);
                 pooled = std::min(stay, cross);
