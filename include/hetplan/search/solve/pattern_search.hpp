@@ -302,9 +302,11 @@ private:
             for (const option& o : options_[static_cast<std::size_t>(i)]) thresholds_.push_back(o.time);
         std::sort(thresholds_.begin(), thresholds_.end());
         thresholds_.erase(std::unique(thresholds_.begin(), thresholds_.end()), thresholds_.end());
-        // A threshold at which a stage beside a crossing gains an option.
-        cross_thresholds_.assign(thresholds_.begin(), thresholds_.end());
+        // A threshold at which a stage beside a crossing gains an option (only crossing_straggler
+        // reads them, with two zone groups or more).
         const instance_bound& b = *bound_;
+        cross_thresholds_.clear();
+        if (b.groups >= 2) cross_thresholds_.assign(thresholds_.begin(), thresholds_.end());
         for (std::size_t k = 0; b.groups >= 2 && k + 1 < static_cast<std::size_t>(sp.P); ++k) {
             if (!(b.cross_fwd[k] < std::numeric_limits<double>::infinity())) continue;
             for (const option& o : options_[k]) cross_thresholds_.push_back(o.time + std::max(0.0, b.cross_fwd[k] - b.stages[k].p2p_out));
