@@ -188,8 +188,10 @@ TEST_CASE("Sailor planner: 2,048 GPUs of 4 types over 4 zones in 2 regions, 10 s
         return last.plans.size();
     };
     if (const auto* b = last.best())
-        std::printf("2,048 GPUs: %.4f s/iteration on %d GPUs, %zu stages, %.3f USD/iteration; search %s\n", b->iteration().value, b->gpus(),
-                    b->pl.pipelines.front().stages.size(), b->cost().value, last.stopped ? "stopped at the deadline" : "complete");
+        std::printf("2,048 GPUs: %.4f s/iteration on %d GPUs, %zu stages, %.3f USD/iteration; search %s; within %.1f %% of the finished "
+                    "search's answer (bound %.4f s/iteration)\n",
+                    b->iteration().value, b->gpus(), b->pl.pipelines.front().stages.size(), b->cost().value,
+                    last.stopped ? "stopped at the deadline" : "complete", 100 * last.gap().value_or(1), last.bound.value_or(0));
 }
 
 TEST_CASE("Stage DP memo tables: flat open addressing vs std::unordered_map (search/memo.hpp)") {
@@ -226,7 +228,7 @@ TEST_CASE("Sailor planner: planning time over random pools, p50 / p90 / p99 (iss
         std::uint64_t seed;
         int gpus, types, zones;
         bool stopped;
-        double best;
+        double best, gap;  ///< gap: plan_result::gap (1 without one)
     };
     auto plan_all = [n](std::size_t keep) {
         std::vector<run> runs;
@@ -247,7 +249,7 @@ TEST_CASE("Sailor planner: planning time over random pools, p50 / p90 / p99 (iss
                 types += k > 0 ? 1 : 0;
             }
             runs.push_back({ms, seed, in.hw.pool.total(), types, static_cast<int>(in.hw.zones.size()), r.stopped,
-                            r.best() ? r.best()->value : std::numeric_limits<double>::infinity()});
+                            r.best() ? r.best()->value : std::numeric_limits<double>::infinity(), r.gap().value_or(1)});
         }
         return runs;
     };
@@ -263,6 +265,14 @@ TEST_CASE("Sailor planner: planning time over random pools, p50 / p90 / p99 (iss
         for (std::size_t k = runs.size() > 5 ? runs.size() - 5 : 0; k < runs.size(); ++k)
             std::printf("  seed %llu: %.1f ms, %d GPUs of %d type(s) over %d zone(s)%s\n", static_cast<unsigned long long>(runs[k].seed), runs[k].ms,
                         runs[k].gpus, runs[k].types, runs[k].zones, runs[k].stopped ? " (stopped)" : "");
+        // What the stopped searches proved: how far their answers may be from the finished ones.
+        std::vector<double> gaps;
+        for (const run& r : runs)
+            if (r.stopped) gaps.push_back(100 * r.gap);
+        std::sort(gaps.begin(), gaps.end());
+        if (!gaps.empty())
+            std::printf("  stopped searches: their best within %.1f-%.1f %% (median %.1f %%) of the finished search's answer\n", gaps.front(), gaps.back(),
+                        gaps[gaps.size() / 2]);
     };
     const std::vector<run> now = plan_all(sailor_options{}.keep), band = plan_all(16);
     report("default", now);

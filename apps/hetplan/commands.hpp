@@ -1,6 +1,7 @@
 #pragma once
 // The `hetplan` command's subcommands: plan, simulate, compare, recover, export, list, profile, run, bandwidth.
 // main() only calls run().
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -444,9 +445,10 @@ inline plan_result run_planner(any_planner& p, const problem& pb, const options&
     // Says why the search stopped, in place of the search's generic note.
     const char* why = interrupted().load() ? "stopped by Ctrl-C: the best plan found so far"
                       : out.stopped && o.deadline_s ? "stopped at the --deadline: the best plan found so far" : nullptr;
-    if (why) {
-        std::erase(out.notes, std::string(search::stopped_note));
-        out.notes.push_back(why);
+    if (why) {  // in the generic note's place, before what the search proved (plan_result::bound)
+        const auto it = std::find(out.notes.begin(), out.notes.end(), std::string(search::stopped_note));
+        if (it != out.notes.end()) *it = why;
+        else out.notes.push_back(why);
     }
     return out;
 }

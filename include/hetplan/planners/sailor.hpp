@@ -231,6 +231,12 @@ private:
             return std::tie(a.round, a.floor, a.seq) > std::tie(b.round, b.floor, b.seq);
         };
         std::make_heap(heap.begin(), heap.end(), later);
+        // What a stop leaves open: the queue, and the instance in hand (`open`). Its least floor
+        // bounds every value the search would still offer (plan_result::bound).
+        auto prove = [&](double open) {
+            for (const floored_degree& c : heap) open = std::min(open, c.floor);
+            run.prove(open);
+        };
         const std::vector<search::tp_level> levels = typing_.levels(d.tps);
         while (!heap.empty() && !run.stopping()) {
             std::pop_heap(heap.begin(), heap.end(), later);
@@ -246,15 +252,17 @@ private:
             }
             const std::size_t from = c.level == all_levels ? 0 : c.level, to = c.level == all_levels ? levels.size() : c.level + std::size_t{1};
             for (std::size_t l = from; l < to; ++l) {
-                if (step(run, d, f, times, levels[l], c.D, effort_for(c.round), c.round > 0).stop) return;
+                if (step(run, d, f, times, levels[l], c.D, effort_for(c.round), c.round > 0).stop) return prove(c.floor);
                 if (deferred_) {
                     floored_degree again = c;
                     again.round = static_cast<std::uint8_t>(c.round + 1);
                     again.level = static_cast<std::uint32_t>(l);
+                    again.floor = std::max(c.floor, deferred_floor_);  // its level's own, often well above every level's
                     heap.push_back(again), std::push_heap(heap.begin(), heap.end(), later);
                 }
             }
         }
+        prove(std::numeric_limits<double>::infinity());
     }
 
     /// Search nodes a solve may take in round r of plan_best_first: sailor_options::effort,
@@ -387,6 +395,7 @@ private:
             partial_.insert_or_assign(memo->first, offered_ && newer_kept ? std::move(*offered_) : std::move(*before));
         memo->second = out.value;
         deferred_ = out.exhausted;
+        if (deferred_) deferred_floor_ = search::value_floor(run.objective(), search::with_slack(bound_.floor(pb, sp_)));
         return {memo->second, run.stopping()};
     }
 
@@ -472,6 +481,7 @@ private:
     std::vector<double> level_floor_;  ///< its objective floor per D (NaN: not built yet), this family
     std::unordered_map<std::uint64_t, objective_terms> level_terms_;  ///< kept_level_floor's, this plan() call
     bool deferred_ = false;            ///< the last step's solver ran out of its effort
+    double deferred_floor_ = 0;        ///< and then, its instance's objective floor
     std::optional<hetplan::plan> offered_;  ///< the plan the last step offered and the run kept (with an effort)
     std::map<std::vector<std::uint16_t>, hetplan::plan> partial_;  ///< deferred instances' best so far, in the list until superseded
     std::map<std::vector<std::uint16_t>, std::optional<double>> seen_;  ///< instances solved (P, mbs, D, TPs): levels that resolve alike
@@ -529,6 +539,9 @@ plan_result sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, Typing>::pl
             if (run.stopping()) break;
             plan_family(run, d, f);
         }
+        // Every instance walked: nothing left open. (H3/H4's scans skip instances unbounded.)
+        if constexpr (std::is_same_v<Scan, search::exhaustive_walk>)
+            if (!run.stopping()) run.prove(std::numeric_limits<double>::infinity());
     }
     if (unplaceable_ > 0)
         run.note(std::to_string(unplaceable_) + " solution(s) did not fit the real zones behind H6's merged cells (free GPUs split "

@@ -1,8 +1,10 @@
 #pragma once
 // One result type for every planner: ranked, validated, priced plans; what the search did; why
 // it returned what it did (notes); whether it was stopped; how long it took.
+#include <cmath>
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,8 +60,22 @@ struct plan_result {
     std::vector<std::string> notes;
     bool stopped = false;            ///< the stop condition or a hook ended the search early
     seconds elapsed{};
+    /// What waiting could still gain (branch and bound): no plan the same search returns with no
+    /// stop condition has an objective value below this. The least floor of what a stopped
+    /// search left open, at most the best value found; the best value itself when the search
+    /// finished (+inf: it finished without a plan). Absent where the planner proves none
+    /// (heuristic scans, searches without floors).
+    std::optional<double> bound;
 
     [[nodiscard]] const ranked_plan* best() const { return plans.empty() ? nullptr : &plans.front(); }
+    /// How far the best plan may be from what the finished search returns, relative to its
+    /// value: (best - bound) / |best|; 0 when the search finished. Absent without both.
+    [[nodiscard]] std::optional<double> gap() const {
+        if (!bound || plans.empty() || !std::isfinite(*bound)) return std::nullopt;
+        if (!stopped) return 0.0;
+        const double v = plans.front().value;  // within the tie band of the least value
+        return v <= *bound ? 0.0 : (v - *bound) / std::abs(v);
+    }
 };
 
 }  // namespace hetplan

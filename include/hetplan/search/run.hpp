@@ -53,6 +53,10 @@ public:
     }
     /// Marks the run stopped (a solver noticed the stop condition, or a hook asked).
     void halt() { stopped_ = true; }
+    /// A branch-and-bound planner's proof: nothing its search would still offer, were it not
+    /// stopped, has a value below `open` (+inf: nothing is left open). finish() reports the
+    /// lesser of it and the best value as plan_result::bound.
+    void prove(double open) { open_ = open; }
 
     /// The limits to hand a solver: the cut-off, and the stop condition.
     [[nodiscard]] solve_limits limits() const { return {cutoff().value_or(std::numeric_limits<double>::infinity()), &stop_}; }
@@ -153,8 +157,10 @@ public:
         plan_result out;
         out.planner = std::move(planner);
         std::stable_sort(found_.begin(), found_.end(), [](const ranked_plan& a, const ranked_plan& b) { return a.value < b.value; });
+        out.bound = open_;
         if (!found_.empty()) {
             const double best_value = found_.front().value;
+            if (out.bound) out.bound = std::min(*out.bound, best_value);
             const double tie = best_value + std::abs(best_value) * tie_tolerance;
             const auto tied = std::partition_point(found_.begin(), found_.end(), [&](const ranked_plan& r) { return r.value <= tie; });
             std::stable_sort(found_.begin(), tied, [&](const ranked_plan& a, const ranked_plan& b) {
@@ -170,6 +176,12 @@ public:
         out.notes = std::move(notes_);
         out.stopped = stopped_;
         if (stopped_) out.notes.emplace_back(stopped_note);
+        if (const auto g = out.gap(); g && stopped_) {
+            char buf[200];
+            std::snprintf(buf, sizeof buf, "the best plan is within %.3g %% of what the finished search returns: no plan it returns is below %.6g %s",
+                          100 * *g, *out.bound, unit_of(o_));
+            out.notes.emplace_back(buf);
+        }
         out.elapsed = seconds{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count()};
         return out;
     }
@@ -215,6 +227,7 @@ private:
     double closest_iteration_ = std::numeric_limits<double>::infinity();  ///< fastest refused plan
     int closest_gpus_ = std::numeric_limits<int>::max();                  ///< smallest refused plan
     bool stopped_ = false;
+    std::optional<double> open_;  ///< prove()'s floor of what the search left open
 };
 
 /// Runs `search()`; a missing link ends the search with a note naming both endpoints and the
