@@ -761,6 +761,8 @@ inline pareto_report run_pareto(any_planner& p, const problem& pb, objective_kin
     r.front = pareto_front(p, pb, opt);
     r.notes = r.front.notes;
     std::erase(r.notes, std::string(search::stopped_note));
+    // One search's proven distance: "the best plan" means nothing for a front.
+    std::erase_if(r.notes, [](const std::string& n) { return n.starts_with(search::gap_note); });
     if (r.front.stopped) r.notes.push_back(why_stopped() + ": the points found so far");
     else if (!r.front.complete && !r.front.points.empty())
         r.notes.push_back(points_name + " " + std::to_string(points) + " reached: " + (axis == pareto_axis::gpus ? "plans on fewer GPUs" : "cheaper plans") + " may follow");

@@ -234,8 +234,10 @@ private:
         // What a stop leaves open: the queue, and the instance in hand (`open`). Its least floor
         // bounds every value the search would still offer (plan_result::bound).
         auto prove = [&](double open) {
-            for (const floored_degree& c : heap) open = std::min(open, c.floor);
-            run.prove(open);
+            if constexpr (!std::is_same_v<Bound, search::no_bound>) {  // its floors are 0: it proves nothing
+                for (const floored_degree& c : heap) open = std::min(open, c.floor);
+                run.prove(open);
+            }
         };
         const std::vector<search::tp_level> levels = typing_.levels(d.tps);
         while (!heap.empty() && !run.stopping()) {
@@ -539,8 +541,9 @@ plan_result sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, Typing>::pl
             if (run.stopping()) break;
             plan_family(run, d, f);
         }
-        // Every instance walked: nothing left open. (H3/H4's scans skip instances unbounded.)
-        if constexpr (std::is_same_v<Scan, search::exhaustive_walk>)
+        // Every instance walked: nothing left open. (H3/H4's scans skip instances without
+        // bounding them: the finished search's answer, but no floor under the space's.)
+        if constexpr (std::is_same_v<Scan, search::exhaustive_walk> && !std::is_same_v<Bound, search::no_bound>)
             if (!run.stopping()) run.prove(std::numeric_limits<double>::infinity());
     }
     if (unplaceable_ > 0)

@@ -62,9 +62,10 @@ struct plan_result {
     seconds elapsed{};
     /// What waiting could still gain (branch and bound): no plan the same search returns with no
     /// stop condition has an objective value below this. The least floor of what a stopped
-    /// search left open, at most the best value found; the best value itself when the search
-    /// finished (+inf: it finished without a plan). Absent where the planner proves none
-    /// (heuristic scans, searches without floors).
+    /// search left open, at most the least value found; that value itself when the search
+    /// finished (+inf: it finished without a plan; best() may be a plan up to the tie band
+    /// above it). Absent where the planner proves none (heuristic scans, searches without
+    /// floors).
     std::optional<double> bound;
 
     [[nodiscard]] const ranked_plan* best() const { return plans.empty() ? nullptr : &plans.front(); }

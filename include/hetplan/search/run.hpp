@@ -31,6 +31,8 @@ namespace hetplan::search {
 inline constexpr double tie_tolerance = 1e-3;
 /// The note of a search that stopped before it finished (callers that know why replace it).
 inline constexpr const char* stopped_note = "stopped early: the best plans found so far";
+/// How the note on a stopped search's proven distance (plan_result::gap) begins.
+inline constexpr const char* gap_note = "the best plan is within ";
 
 template <class O, class... Hooks>
 class search_run {
@@ -178,8 +180,8 @@ public:
         if (stopped_) out.notes.emplace_back(stopped_note);
         if (const auto g = out.gap(); g && stopped_) {
             char buf[200];
-            std::snprintf(buf, sizeof buf, "the best plan is within %.3g %% of what the finished search returns: no plan it returns is below %.6g %s",
-                          100 * *g, *out.bound, unit_of(o_));
+            std::snprintf(buf, sizeof buf, "%s%.3g %% of what the finished search returns: no plan it returns is below %.6g %s", gap_note, 100 * *g,
+                          *out.bound, unit_of(o_));
             out.notes.emplace_back(buf);
         }
         out.elapsed = seconds{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count()};
