@@ -353,7 +353,7 @@ TEST_CASE("fractional assignment: LP duality catches what a per-type-set (Hall) 
 
 TEST_CASE("instance bound: never above the exhaustive optimum of its instance; infeasible means no plan") {
     // Seeds 5-10: three zones far apart holding different types (zone_floor's crossings).
-    int zoned = 0, zoned_uneven = 0;
+    int zoned = 0, zoned_uneven = 0, packed = 0;
     for (unsigned seed = 1; seed <= 10; ++seed) {
         const bool uneven = seed > 4;
         const random_world w(seed, !uneven && seed % 2 == 0, uneven);
@@ -393,6 +393,10 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
                     instance_bound anywhere = sp.bound;
                     anywhere.zoned_per_replica = 0;
                     if (floors.iteration > anywhere.iteration(sp.per_replica)) ++(uneven ? zoned_uneven : zoned);
+                    // And how the stages pack into the zones (zone_packing_floor).
+                    instance_bound unpacked = sp.bound;
+                    unpacked.packed = 0;
+                    if (floors.iteration > unpacked.iteration(sp.per_replica)) ++packed;
                     const auto best_c = brute.solve(pb, sp, min_cost{}, {});
                     REQUIRE(best_c);
                     CHECK(floors.usd <= best_c->cost.value * (1 + 1e-12));
@@ -400,7 +404,8 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
             }
         if (!uneven) CHECK(compared > 3);
     }
-    MESSAGE("the zone floor raised " << zoned << " floors on two zones and " << zoned_uneven << " on three");
+    MESSAGE("the zone floor raised " << zoned << " floors on two zones and " << zoned_uneven << " on three; the packing floor " << packed);
+    CHECK(packed > 0);
     CHECK(zoned > 0);
     CHECK(zoned_uneven > 0);
 }

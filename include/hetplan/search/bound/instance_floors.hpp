@@ -16,6 +16,8 @@
 //             0 for a model that gives no floor)
 //   update    the fastest optimizer step of any typing
 //   rate      USD/s of D replicas at the cheapest typing (for the cost objective)
+//   zones     where the replicas can sit: by zone group (zone_floor), and how the stages pack
+//             into the real zones behind H6's merged cells (zone_packing_floor)
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -59,6 +61,8 @@ struct instance_bound {
     /// the replicas can sit (zone_floor); 0 where it bounds nothing.
     double zoned = 0;
     int zoned_per_replica = 0;
+    /// The same from how the stages pack into real zones (zone_packing_floor), at zoned_per_replica.
+    double packed = 0;
     /// zone_floor's groups (0: none, it bounds nothing), each cell's, and per boundary k the
     /// least straggler floor of a crossing at k or later (infinity past the last; a transfer
     /// that lacks a link counts as 0): a search that knows stage k's groups takes the smaller
@@ -113,6 +117,15 @@ struct instance_bound {
     std::vector<endpoint> group_ends;  ///< scratch: a stage's endpoints by group
     std::vector<double> cross_ring;    ///< scratch: [stage][group][group] ring floors
     std::vector<double> group_compute; ///< scratch: [stage][group] least compute with a replica there, and with none
+    /// zone_packing_floor's scratch: per boundary the fastest transfer between two real zones
+    /// (forward, backward), each stage's allowed TP per type at a threshold, its thresholds.
+    std::vector<double> zone_fwd, zone_bwd, zone_thresholds;
+    std::vector<std::array<int, max_types>> zone_rows;
+    struct zone_class {
+        std::array<int, max_types> in, across;
+        std::size_t stages, crossing;
+    };
+    std::vector<zone_class> zone_classes;
     /// Sync floors already priced (sync_floor_memo); mutable: the pattern search prices its
     /// patterns' floors through it.
     mutable sync_floor_memo sync_memo;
@@ -144,7 +157,7 @@ struct instance_bound {
         if (!feasible()) return std::numeric_limits<double>::infinity();
         const std::size_t P = stages.size();
         const double t = one_f_one_b_iteration(std::max(sum, prefix.sum[P]), straggler, per_replica, prefix.sync[P], prefix.update[P]);
-        return per_replica == zoned_per_replica ? std::max(t, zoned) : t;
+        return per_replica == zoned_per_replica ? std::max({t, zoned, packed}) : t;
     }
     /// Lower bound on USD per iteration (GPU time only; egress is never negative).
     [[nodiscard]] double cost(int per_replica) const {
@@ -422,6 +435,150 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     b.groups = G;
 }
 
+/// A floor from how the stages pack into the real zones (a cell H6 merged spans several; the
+/// other floors price its boundaries and rings at its fastest zone's links, as if a region held
+/// every stage in one zone). Either some stage has replicas in two real zones, and its ring
+/// crosses between them, or every stage sits in one zone. Then at a straggler threshold v a zone
+/// holds at most N_z stages (its GPUs at each type's least TP among options no slower than v,
+/// over D replicas), so the stages need u zones at least; with u >= 2 the pipeline has u runs of
+/// stages in one zone or more, each with a stage beside a crossing, which sends across zones
+/// (its time with the fastest cross-zone transfer on one side). v is the least threshold at which
+/// P - u stages at their options and u at their crossing options can be served from the pool
+/// (fractional_assignment_fits). The floor, b.packed, is the lesser of the two cases.
+template <class SP, class Time, class P2P>
+void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p, const std::array<int, max_types>& cap) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    constexpr std::size_t most_zones = 16;
+    const problem& pb = *sp.pb;
+    const std::size_t P = b.stages.size(), T = sp.cells->types.size(), Z = pb.hw.zones.size();
+    if (Z < 2 || Z > most_zones || !b.feasible()) return;
+    std::array<std::array<int, max_types>, most_zones> zcap{};
+    std::uint32_t held = 0;
+    for (const auto& c : sp.cells->cells)
+        for (const auto& [z, n] : c.zones)
+            if (n > 0) zcap[z.index()][c.type] += n, held |= 1u << z.index();
+    if (std::popcount(held) < 2) return;
+    // The fastest transfer across real zones at each boundary, both ways (infinity: none).
+    b.zone_fwd.assign(P, inf), b.zone_bwd.assign(P, inf);
+    for (std::size_t k = 0; k + 1 < P; ++k) {
+        const bytes size = sp.stages[k].activations;
+        if (k > 0 && size.value == sp.stages[k - 1].activations.value && b.ends[k] == b.ends[k - 1] && b.ends[k + 1] == b.ends[k]) {
+            b.zone_fwd[k] = b.zone_fwd[k - 1], b.zone_bwd[k] = b.zone_bwd[k - 1];
+            continue;
+        }
+        for (const endpoint& x : b.ends[k])
+            for (const endpoint& y : b.ends[k + 1])
+                if (x.zone != y.zone) {
+                    b.zone_fwd[k] = std::min(b.zone_fwd[k], p2p(x, y, size));
+                    b.zone_bwd[k] = std::min(b.zone_bwd[k], p2p(y, x, size));
+                }
+    }
+    // A stage's time with an option: in a zone (p2p floors both ways), or beside a crossing.
+    auto in_time = [&](std::size_t k, const instance_bound::single& o) { return o.compute + b.stages[k].p2p_in + b.stages[k].p2p_out; };
+    auto cross_time = [&](std::size_t k, const instance_bound::single& o) {
+        const double right = k + 1 < P ? b.stages[k].p2p_in + b.zone_fwd[k] : inf, left = k > 0 ? b.zone_bwd[k - 1] + b.stages[k].p2p_out : inf;
+        return o.compute + std::min(right, left);
+    };
+    // The options within a threshold change only at these; below the straggler floor, the
+    // floor itself stands for them.
+    auto& thresholds = b.zone_thresholds;
+    thresholds.assign(1, b.straggler);
+    for (std::size_t k = 0; k < P; ++k)
+        for (const auto& o : b.singles[k])
+            for (const double t : {in_time(k, o), cross_time(k, o)})
+                if (t > b.straggler && t < inf) thresholds.push_back(t);
+    std::sort(thresholds.begin(), thresholds.end());
+    thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
+    // Whether every stage in one zone can have its straggler at v. Stages alike (the same
+    // options within v, in a zone and beside a crossing) form a class; each class's stages need
+    // as many zones as its GPUs per zone allow, and some u of the stages cross, in any classes.
+    using row = std::array<int, max_types>;  // least TP per type among a stage's options (0: none)
+    auto& classes = b.zone_classes;
+    auto packs = [&](double v) {
+        classes.clear();
+        for (std::size_t k = 0; k < P; ++k) {
+            row in{}, across{};
+            auto least = [](int& w, int tp) { w = w == 0 ? tp : std::min(w, tp); };
+            for (const auto& o : b.singles[k]) {
+                if (in_time(k, o) <= v) least(in[o.type], o.tp);
+                if (cross_time(k, o) <= v) least(across[o.type], o.tp);
+            }
+            if (std::ranges::all_of(in, [](int w) { return w == 0; })) return false;
+            auto same = std::ranges::find_if(classes, [&](const auto& c) { return c.in == in && c.across == across; });
+            if (same == classes.end()) classes.push_back({in, across, 1, 0});
+            else ++same->stages;
+        }
+        // Zones each class needs for its stages, and all stages at the least demanding row
+        // (0 when a zone cannot hold them all).
+        auto zones_for = [&](const row& in, std::size_t stages) -> std::size_t {
+            std::array<std::size_t, most_zones> held_in{};  // stages each zone can hold
+            for (std::size_t z = 0; z < Z; ++z) {
+                long replicas = 0;
+                for (std::size_t t = 0; t < T; ++t)
+                    if (in[t] > 0) replicas += zcap[z][t] / in[t];
+                held_in[z] = static_cast<std::size_t>(replicas / sp.D);
+            }
+            std::sort(held_in.begin(), held_in.begin() + std::ptrdiff_t(Z), std::greater<>());
+            std::size_t zones = 0, hosted = 0;
+            while (zones < Z && hosted < stages) hosted += held_in[zones++];
+            return hosted < stages ? 0 : zones;
+        };
+        row every = classes.front().in;
+        for (const auto& c : classes)
+            for (std::size_t t = 0; t < T; ++t) every[t] = every[t] == 0 || c.in[t] == 0 ? std::max(every[t], c.in[t]) : std::min(every[t], c.in[t]);
+        std::size_t u = zones_for(every, P);
+        for (const auto& c : classes) {
+            const std::size_t need = zones_for(c.in, c.stages);
+            if (need == 0 || u == 0) return false;
+            u = std::max(u, need);
+        }
+        if (u < 2) return true;
+        // u stages beside a crossing: try every split of them over the classes.
+        auto& rows = b.zone_rows;
+        auto fits_with = [&] {
+            rows.clear();
+            for (const auto& c : classes)
+                for (std::size_t q = 0; q < c.stages; ++q) rows.push_back(q < c.crossing ? c.across : c.in);
+            return fractional_assignment_fits(rows, sp.D, cap, T);
+        };
+        auto split = [&](auto& self, std::size_t at, std::size_t left) -> bool {
+            if (at == classes.size()) return left == 0 && fits_with();
+            const bool can = std::ranges::any_of(classes[at].across, [](int w) { return w > 0; });
+            for (std::size_t n = 0; n <= (can ? std::min(left, classes[at].stages) : 0); ++n) {
+                classes[at].crossing = n;
+                if (self(self, at + 1, left - n)) return true;
+            }
+            return false;
+        };
+        return split(split, 0, std::min(u, P));
+    };
+    const auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !packs(v); });
+    const int m = sp.per_replica;
+    const double sum = std::max(b.sum, b.prefix.sum[P]), sync = b.prefix.sync[P], update = b.prefix.update[P];
+    const double now = std::max(one_f_one_b_iteration(sum, b.straggler, m, sync, update), b.zoned_per_replica == m ? b.zoned : 0.0);
+    const double one_zone = it == thresholds.end() ? inf : one_f_one_b_iteration(sum, *it, m, sync, update);
+    if (one_zone <= now) return;
+    // Some stage's replicas in two zones: its ring has an edge from the lower zone to another.
+    double spread = inf;
+    auto& split = b.group_ends;
+    for (std::size_t k = 0; k < P && sp.D >= 2; ++k) {
+        if (k > 0 && b.ends[k] == b.ends[k - 1] && sp.stages[k].gradients.value == sp.stages[k - 1].gradients.value) continue;
+        split.assign(b.ends[k].begin(), b.ends[k].end());
+        std::sort(split.begin(), split.end(), [](const endpoint& x, const endpoint& y) { return x.zone < y.zone; });
+        for (auto a = split.begin(); a != split.end();) {
+            const auto a_end = std::find_if(a, split.end(), [&](const endpoint& e) { return e.zone != a->zone; });
+            if (a_end != split.end())
+                spread = std::min(spread, sync_floor_between_of(tm, pb, std::span<const endpoint>(a, a_end), std::span<const endpoint>(a_end, split.end()),
+                                                                sp.D, sp.stages[k].gradients));
+            a = a_end;
+        }
+    }
+    const double two_zones = spread < inf ? one_f_one_b_iteration(sum, b.straggler, m, std::max(sync, spread), update) : inf;
+    if (b.zoned_per_replica != m) b.zoned = 0;
+    b.packed = std::min(one_zone, two_zones);
+    b.zoned_per_replica = m;
+}
+
 /// Fills `b` for an instance `sp` (a stage_problem), reusing its buffers; `tm` is the time model
 /// the stage DP prices with. `pooled_sum`: also the LP floor of the sum of stage times (a
 /// simplex per instance) and zone_floor; a search that only ranks candidates can leave them out.
@@ -438,7 +595,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
     b.stages.assign(P, stage_floor{});
     b.straggler = inf;
     b.sum = 0;
-    b.zoned = 0, b.zoned_per_replica = 0, b.groups = 0;
+    b.zoned = 0, b.packed = 0, b.zoned_per_replica = 0, b.groups = 0;
     // Endpoints (cell, TP) each stage's typings could place a replica on.
     auto& ends = b.ends;
     if (ends.size() < P) ends.resize(P);
@@ -575,6 +732,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
         return at == thresholds.end() ? inf : *at;
     };
     zone_floor(b, sp, tm, p2p, threshold_with);
+    zone_packing_floor(b, sp, tm, p2p, cap);
 }
 
 
