@@ -126,6 +126,7 @@ struct instance_bound {
         std::size_t stages, crossing;
     };
     std::vector<zone_class> zone_classes;
+    std::vector<std::size_t> zone_room;
     /// Sync floors already priced (sync_floor_memo); mutable: the pattern search prices its
     /// patterns' floors through it.
     mutable sync_floor_memo sync_memo;
@@ -450,15 +451,26 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
     constexpr double inf = std::numeric_limits<double>::infinity();
     constexpr std::size_t most_zones = 16;
     const problem& pb = *sp.pb;
-    const std::size_t P = b.stages.size(), T = sp.cells->types.size(), Z = pb.hw.zones.size();
-    if (Z < 2 || Z > most_zones || !b.feasible()) return;
+    const std::size_t P = b.stages.size(), T = sp.cells->types.size();
+    if (!b.feasible()) return;
+    // GPUs per type in each real zone the cells hold (numbered in order of appearance).
+    std::array<zone_id, most_zones> zones_held{};
     std::array<std::array<int, max_types>, most_zones> zcap{};
-    std::uint32_t held = 0;
+    std::size_t Z = 0;
     for (const auto& c : sp.cells->cells)
-        for (const auto& [z, n] : c.zones)
-            if (n > 0) zcap[z.index()][c.type] += n, held |= 1u << z.index();
-    if (std::popcount(held) < 2) return;
-    // The fastest transfer across real zones at each boundary, both ways (infinity: none).
+        for (const auto& [z, n] : c.zones) {
+            if (n <= 0) continue;
+            std::size_t q = 0;
+            while (q < Z && zones_held[q] != z) ++q;
+            if (q == Z) {
+                if (Z == most_zones) return;  // a floor left out, never a wrong one
+                zones_held[Z++] = z;
+            }
+            zcap[q][c.type] += n;
+        }
+    if (Z < 2) return;
+    // The fastest transfer across real zones at each boundary, both ways (infinity: no pair
+    // of endpoints in two zones; 0 where every such pair lacks a link, as zone_floor counts it).
     b.zone_fwd.assign(P, inf), b.zone_bwd.assign(P, inf);
     for (std::size_t k = 0; k + 1 < P; ++k) {
         const bytes size = sp.stages[k].activations;
@@ -466,12 +478,16 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
             b.zone_fwd[k] = b.zone_fwd[k - 1], b.zone_bwd[k] = b.zone_bwd[k - 1];
             continue;
         }
+        bool crossable = false;
         for (const endpoint& x : b.ends[k])
             for (const endpoint& y : b.ends[k + 1])
                 if (x.zone != y.zone) {
                     b.zone_fwd[k] = std::min(b.zone_fwd[k], p2p(x, y, size));
                     b.zone_bwd[k] = std::min(b.zone_bwd[k], p2p(y, x, size));
+                    crossable = true;
                 }
+        if (crossable && !(b.zone_fwd[k] < inf)) b.zone_fwd[k] = 0;
+        if (crossable && !(b.zone_bwd[k] < inf)) b.zone_bwd[k] = 0;
     }
     // A stage's time with an option: in a zone (p2p floors both ways), or beside a crossing.
     auto in_time = [&](std::size_t k, const instance_bound::single& o) { return o.compute + b.stages[k].p2p_in + b.stages[k].p2p_out; };
@@ -541,9 +557,15 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
                 for (std::size_t q = 0; q < c.stages; ++q) rows.push_back(q < c.crossing ? c.across : c.in);
             return fractional_assignment_fits(rows, sp.D, cap, T);
         };
+        // Stages of classes [k, end) that can cross: a split that cannot place the rest stops.
+        auto& room = b.zone_room;
+        room.assign(classes.size() + 1, 0);
+        for (std::size_t k = classes.size(); k-- > 0;)
+            room[k] = room[k + 1] + (std::ranges::any_of(classes[k].across, [](int w) { return w > 0; }) ? classes[k].stages : 0);
         auto split = [&](auto& self, std::size_t at, std::size_t left) -> bool {
-            if (at == classes.size()) return left == 0 && fits_with();
-            const bool can = std::ranges::any_of(classes[at].across, [](int w) { return w > 0; });
+            if (left > room[at]) return false;
+            if (at == classes.size()) return fits_with();
+            const bool can = room[at] > room[at + 1];
             for (std::size_t n = 0; n <= (can ? std::min(left, classes[at].stages) : 0); ++n) {
                 classes[at].crossing = n;
                 if (self(self, at + 1, left - n)) return true;
@@ -552,6 +574,9 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
         };
         return split(split, 0, std::min(u, P));
     };
+    // packs(v) is a necessary condition for a plan of straggler v or less with every stage in
+    // one zone, so it holds at every threshold from such a plan's straggler on (below it, not
+    // always monotone: classes merge as v grows); the search never lands above that straggler.
     const auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !packs(v); });
     const int m = sp.per_replica;
     const double sum = std::max(b.sum, b.prefix.sum[P]), sync = b.prefix.sync[P], update = b.prefix.update[P];
