@@ -117,6 +117,10 @@ struct instance_bound {
     std::vector<endpoint> group_ends;  ///< scratch: a stage's endpoints by group
     std::vector<double> cross_ring;    ///< scratch: [stage][group][group] ring floors
     std::vector<double> group_compute; ///< scratch: [stage][group] least compute with a replica there, and with none
+    /// zone_packing_floor's: the fastest transfer from one stage's endpoint set to another's
+    /// across real zones, and a stage's sync floor with replicas in two real zones, by set ids
+    /// (instances repeat them as zone_floor's do).
+    seconds_memo zone_cross_memo{11}, zone_spread_memo{11};
     /// zone_packing_floor's scratch: per boundary the fastest transfer between two real zones
     /// (forward, backward), each stage's allowed TP per type at a threshold, its thresholds.
     std::vector<double> zone_fwd, zone_bwd, zone_thresholds;
@@ -136,6 +140,7 @@ struct instance_bound {
     void forget_prices() {
         p2p_memo.clear(), boundary_memo.clear(), stage_sync_memo.clear(), p2p_sets.clear(), sync_memo.clear();
         cross_boundary_memo.clear(), cross_sync_memo.clear(), zone_group.clear();
+        zone_cross_memo.clear(), zone_spread_memo.clear();
         p2p_network = p2p_model = nullptr;
     }
 
@@ -471,6 +476,19 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
     if (Z < 2) return;
     // The fastest transfer across real zones at each boundary, both ways (infinity: no pair
     // of endpoints in two zones; 0 where every such pair lacks a link, as zone_floor counts it).
+    auto cross_zones = [&](std::size_t from, std::size_t to, bytes size) {
+        auto price = [&] {
+            double best = inf;
+            bool pair = false;
+            for (const endpoint& x : b.ends[from])
+                for (const endpoint& y : b.ends[to])
+                    if (x.zone != y.zone) pair = true, best = std::min(best, p2p(x, y, size));
+            return !pair ? inf : best < inf ? best : 0.0;
+        };
+        const std::uint32_t a = b.ends_id[from], c = b.ends_id[to];
+        if (a == endpoint_sets::none || c == endpoint_sets::none) return price();
+        return b.zone_cross_memo((std::uint64_t{a} << 32) | c, size.value, price);
+    };
     b.zone_fwd.assign(P, inf), b.zone_bwd.assign(P, inf);
     for (std::size_t k = 0; k + 1 < P; ++k) {
         const bytes size = sp.stages[k].activations;
@@ -478,16 +496,7 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
             b.zone_fwd[k] = b.zone_fwd[k - 1], b.zone_bwd[k] = b.zone_bwd[k - 1];
             continue;
         }
-        bool crossable = false;
-        for (const endpoint& x : b.ends[k])
-            for (const endpoint& y : b.ends[k + 1])
-                if (x.zone != y.zone) {
-                    b.zone_fwd[k] = std::min(b.zone_fwd[k], p2p(x, y, size));
-                    b.zone_bwd[k] = std::min(b.zone_bwd[k], p2p(y, x, size));
-                    crossable = true;
-                }
-        if (crossable && !(b.zone_fwd[k] < inf)) b.zone_fwd[k] = 0;
-        if (crossable && !(b.zone_bwd[k] < inf)) b.zone_bwd[k] = 0;
+        b.zone_fwd[k] = cross_zones(k, k + 1, size), b.zone_bwd[k] = cross_zones(k + 1, k, size);
     }
     // A stage's time with an option: in a zone (p2p floors both ways), or beside a crossing.
     auto in_time = [&](std::size_t k, const instance_bound::single& o) { return o.compute + b.stages[k].p2p_in + b.stages[k].p2p_out; };
@@ -588,15 +597,21 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
     auto& split = b.group_ends;
     for (std::size_t k = 0; k < P && sp.D >= 2; ++k) {
         if (k > 0 && b.ends[k] == b.ends[k - 1] && sp.stages[k].gradients.value == sp.stages[k - 1].gradients.value) continue;
-        split.assign(b.ends[k].begin(), b.ends[k].end());
-        std::sort(split.begin(), split.end(), [](const endpoint& x, const endpoint& y) { return x.zone < y.zone; });
-        for (auto a = split.begin(); a != split.end();) {
-            const auto a_end = std::find_if(a, split.end(), [&](const endpoint& e) { return e.zone != a->zone; });
-            if (a_end != split.end())
-                spread = std::min(spread, sync_floor_between_of(tm, pb, std::span<const endpoint>(a, a_end), std::span<const endpoint>(a_end, split.end()),
-                                                                sp.D, sp.stages[k].gradients));
-            a = a_end;
-        }
+        const bytes size = sp.stages[k].gradients;
+        auto price = [&] {
+            double least = inf;
+            split.assign(b.ends[k].begin(), b.ends[k].end());
+            std::sort(split.begin(), split.end(), [](const endpoint& x, const endpoint& y) { return x.zone < y.zone; });
+            for (auto a = split.begin(); a != split.end();) {
+                const auto a_end = std::find_if(a, split.end(), [&](const endpoint& e) { return e.zone != a->zone; });
+                if (a_end != split.end())
+                    least = std::min(least, sync_floor_between_of(tm, pb, std::span<const endpoint>(a, a_end), std::span<const endpoint>(a_end, split.end()), sp.D, size));
+                a = a_end;
+            }
+            return least;
+        };
+        const std::uint32_t id = b.ends_id[k];
+        spread = std::min(spread, id == endpoint_sets::none ? price() : b.zone_spread_memo((std::uint64_t{id} << 32) | unsigned(sp.D), size.value, price));
     }
     const double two_zones = spread < inf ? one_f_one_b_iteration(sum, b.straggler, m, std::max(sync, spread), update) : inf;
     if (b.zoned_per_replica != m) b.zoned = 0;
