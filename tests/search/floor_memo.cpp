@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -99,6 +100,7 @@ TEST_CASE("sync_floor_memo gives the time model's own floor") {
 }
 
 TEST_CASE("instance floors: memos and menus kept from other instances give what a fresh build gives") {
+    std::array<int, 3> zone_compared{};  // zone_floor's boundaries, zone_packing_floor's, packed floors
     for (unsigned seed = 1, worlds = 0; worlds < 4; ++seed) {
         CAPTURE(seed);
         test::random_pool w(seed, 4, 1, 23);
@@ -131,6 +133,21 @@ TEST_CASE("instance floors: memos and menus kept from other instances give what 
                     ++compared;
                     CHECK(warm.bound.straggler == fresh.bound.straggler);
                     CHECK(warm.bound.sum == fresh.bound.sum);
+                    // The zone floors' memos (zone_floor's by group, zone_packing_floor's by real zone).
+                    CHECK(warm.bound.zoned == fresh.bound.zoned);
+                    CHECK(warm.bound.packed == fresh.bound.packed);
+                    CHECK(warm.bound.zoned_per_replica == fresh.bound.zoned_per_replica);
+                    if (fresh.bound.groups >= 2) {
+                        CHECK(warm.bound.cross_fwd == fresh.bound.cross_fwd);
+                        CHECK(warm.bound.cross_bwd == fresh.bound.cross_bwd);
+                        zone_compared[0] += 1;
+                    }
+                    if (fresh.bound.zone_fwd.size() == static_cast<std::size_t>(P)) {  // the packing floor priced real zones
+                        CHECK(warm.bound.zone_fwd == fresh.bound.zone_fwd);
+                        CHECK(warm.bound.zone_bwd == fresh.bound.zone_bwd);
+                        zone_compared[1] += 1;
+                    }
+                    zone_compared[2] += fresh.bound.packed > 0 ? 1 : 0;
                     for (std::size_t i = 0; i < static_cast<std::size_t>(P); ++i) {
                         CHECK(warm.bound.stages[i].p2p_in == fresh.bound.stages[i].p2p_in);
                         CHECK(warm.bound.stages[i].p2p_out == fresh.bound.stages[i].p2p_out);
@@ -153,6 +170,8 @@ TEST_CASE("instance floors: memos and menus kept from other instances give what 
             }
         CHECK(compared > 10);
     }
+    MESSAGE("zone floors compared warm against fresh: " << zone_compared[0] << " with zone groups, " << zone_compared[1] << " over real zones, "
+                                                     << zone_compared[2] << " packed floors");
 }
 
 TEST_CASE("Sailor's sync floor over one endpoint per zone equals the floor over every pair") {
