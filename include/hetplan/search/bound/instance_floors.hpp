@@ -271,6 +271,19 @@ template <class SP>
     return std::max(with_straggler, *v * (1 - 1e-9) + comm);
 }
 
+/// The fastest transfer from an endpoint of `from` to one of `to` over the pairs `keep` takes
+/// (the zone floors' crossings): infinity where it takes none, 0 where every pair it takes
+/// lacks a link (the search notes the link).
+template <class Ends, class P2P, class Keep>
+[[nodiscard]] double fastest_kept_pair(const Ends& from, const Ends& to, bytes size, const P2P& p2p, const Keep& keep) {
+    double best = std::numeric_limits<double>::infinity();
+    bool pair = false;
+    for (const endpoint& x : from)
+        for (const endpoint& y : to)
+            if (keep(x, y)) pair = true, best = std::min(best, p2p(x, y, size));
+    return !pair ? std::numeric_limits<double>::infinity() : best < std::numeric_limits<double>::infinity() ? best : 0.0;
+}
+
 /// A floor of the iteration time from where the replicas can sit (b.zoned). The cells fall into
 /// zone groups (a cell's zone; with H6, its region's merged zones). Either every stage's
 /// replicas use the same set S of groups — then the plan draws only on S's GPUs (the straggler
@@ -354,15 +367,8 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     // notes the link).
     auto across = [&](std::size_t from, std::size_t to, bytes size, std::size_t g, bool from_g) {
         auto price = [&] {
-            double best = inf;
-            bool pair = false;
-            for (const endpoint& x : b.ends[from])
-                for (const endpoint& y : b.ends[to])
-                    if ((group_of(x) == g) == from_g && (group_of(y) == g) != from_g) {
-                        pair = true;
-                        best = std::min(best, p2p(x, y, size));
-                    }
-            return !pair ? inf : best < inf ? best : 0.0;
+            return fastest_kept_pair(b.ends[from], b.ends[to], size, p2p,
+                                     [&](const endpoint& x, const endpoint& y) { return (group_of(x) == g) == from_g && (group_of(y) == g) != from_g; });
         };
         const std::uint32_t a = b.ends_id[from], c = b.ends_id[to];
         if (a == endpoint_sets::none || c == endpoint_sets::none) return price();
@@ -477,14 +483,7 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
     // The fastest transfer across real zones at each boundary, both ways (infinity: no pair
     // of endpoints in two zones; 0 where every such pair lacks a link, as zone_floor counts it).
     auto cross_zones = [&](std::size_t from, std::size_t to, bytes size) {
-        auto price = [&] {
-            double best = inf;
-            bool pair = false;
-            for (const endpoint& x : b.ends[from])
-                for (const endpoint& y : b.ends[to])
-                    if (x.zone != y.zone) pair = true, best = std::min(best, p2p(x, y, size));
-            return !pair ? inf : best < inf ? best : 0.0;
-        };
+        auto price = [&] { return fastest_kept_pair(b.ends[from], b.ends[to], size, p2p, [](const endpoint& x, const endpoint& y) { return x.zone != y.zone; }); };
         const std::uint32_t a = b.ends_id[from], c = b.ends_id[to];
         if (a == endpoint_sets::none || c == endpoint_sets::none) return price();
         return b.zone_cross_memo((std::uint64_t{a} << 32) | c, size.value, price);
