@@ -213,6 +213,7 @@ private:
     void begin(const SP& sp, const O& o, const solve_limits& lim) {
         money_ = uses_money(o);
         per_replica_ = sp.per_replica;
+        types_ = sp.cells->types.size();
         cutoff_ = lim.cutoff;
         poll_ = stop_poll(lim.stop, 256);
         effort_end_ = lim.effort == 0 || lim.effort > std::numeric_limits<std::uint64_t>::max() - stats_.states ? std::numeric_limits<std::uint64_t>::max()
@@ -297,6 +298,7 @@ private:
                 l.rate = std::min(l.rate, p.rate + p.open.extras * p.extra_rate);
             }
         }
+        make_rays();
         thresholds_.clear();
         for (int i = 0; i < sp.P; ++i)
             for (const option& o : options_[static_cast<std::size_t>(i)]) thresholds_.push_back(o.time);
@@ -314,6 +316,57 @@ private:
         }
         std::sort(cross_thresholds_.begin(), cross_thresholds_.end());
         cross_thresholds_.erase(std::unique(cross_thresholds_.begin(), cross_thresholds_.end()), cross_thresholds_.end());
+    }
+
+    /// The price vectors the node tests try after Hall's 0/1 ones (priced_fits). By LP duality
+    /// the stages left fit the GPUs left, even fractionally, exactly when no prices y >= 0 per
+    /// GPU type make serving every stage at its cheapest type dearer than the GPUs left
+    /// (instance_floors.hpp, fractional_assignment_fits, for the whole pool). The extreme such
+    /// vectors are fixed by ties: some types priced 0, the others linked by a tree of ties
+    /// y_t tp_a = y_u tp_b between two options of one stage. Those trees are grown here from
+    /// every stage's option pairs; vectors whose nonzero prices are all equal are Hall's, tested
+    /// already. Up to four types (more: Hall's only, a weaker test, still a floor).
+    void make_rays() {
+        rays_.clear();
+        const std::size_t T = types_;
+        if (T < 2 || T > 4) return;
+        constexpr int span = 12;                                          // exponents kept within 2^12
+        std::array<std::array<std::uint32_t, max_types>, max_types> tie{};  // bit d + 16: e_t - e_u = d ties some stage's options
+        for (const auto& os : options_)
+            for (const option& a : os)
+                for (const option& b : os)
+                    if (a.type != b.type) tie[a.type][b.type] |= 1u << (std::bit_width(unsigned(b.tp)) - std::bit_width(unsigned(a.tp)) + 16);
+        constexpr int none = std::numeric_limits<int>::min();
+        std::array<int, max_types> e;
+        e.fill(none);
+        auto keep = [&] {
+            int lo = span, hi = -span, n = 0;
+            for (std::size_t t = 0; t < T; ++t)
+                if (e[t] != none) lo = std::min(lo, e[t]), hi = std::max(hi, e[t]), ++n;
+            if (n < 2 || lo == hi || hi - lo > span) return;
+            std::array<std::int64_t, max_types> y{};
+            for (std::size_t t = 0; t < T; ++t) y[t] = e[t] == none ? 0 : std::int64_t{1} << (e[t] - lo);
+            rays_.push_back(y);
+        };
+        auto grow = [&](auto& self) -> void {
+            keep();
+            for (std::size_t u = 0; u < T; ++u) {
+                if (e[u] != none) continue;
+                for (std::size_t t = 0; t < T; ++t) {
+                    if (e[t] == none) continue;
+                    for (std::uint32_t m = tie[t][u]; m != 0; m &= m - 1) {
+                        const int d = std::countr_zero(m) - 16;
+                        if (std::abs(e[t] - d) > span) continue;
+                        e[u] = e[t] - d;
+                        self(self);
+                        e[u] = none;
+                    }
+                }
+            }
+        };
+        for (std::size_t r = 0; r < T; ++r) e[r] = 0, grow(grow), e[r] = none;
+        std::sort(rays_.begin(), rays_.end());
+        rays_.erase(std::unique(rays_.begin(), rays_.end()), rays_.end());
     }
 
     /// Stage i's (type, TP) options, each at the fastest compute of a typing that has it, plus
@@ -350,10 +403,39 @@ private:
     /// used (and copied).
     using per_types = std::array<long, std::size_t{1} << max_types>;
     static void copy(const per_types& from, per_types& to, std::size_t T) { std::copy_n(from.begin(), std::size_t{1} << T, to.begin()); }
-    /// A stage's options no slower than a threshold: their types and least GPUs per replica.
+    /// A stage's options no slower than a threshold: their types, least GPUs per replica, and
+    /// least GPUs per replica of each type (0: that type is not allowed).
     struct demand {
         std::size_t types = 0;
         int w = 0;
+        std::array<std::uint8_t, max_types> tp{};
+    };
+    /// What the stages and open extras need, for the priced test (priced_fits): rows of the
+    /// least TP each type serves a replica at, and how many replicas; equal rows are merged
+    /// (a pipeline's middle stages repeat).
+    struct need_rows {
+        static constexpr std::size_t most = 32;
+        std::array<demand, most> row{};
+        std::array<long, most> n{};
+        std::size_t size = 0;
+        bool full = false;  ///< more distinct rows than kept: the priced test is skipped (still a floor)
+        void add(const demand& d, long replicas) {
+            for (std::size_t q = 0; q < size; ++q)
+                if (row[q].tp == d.tp) {
+                    n[q] += replicas;
+                    return;
+                }
+            if (size == most) {
+                full = true;
+                return;
+            }
+            row[size] = d, n[size++] = replicas;
+        }
+        void assign(const need_rows& o) {
+            std::copy_n(o.row.begin(), o.size, row.begin());
+            std::copy_n(o.n.begin(), o.size, n.begin());
+            size = o.size, full = o.full;
+        }
     };
     /// Stage k's options whose time plus `shift` is within `theta`.
     [[nodiscard]] demand allowed(std::size_t k, double theta, double shift) const {
@@ -362,26 +444,54 @@ private:
             if (o.time + shift > theta) break;
             d.types |= std::size_t{1} << o.type;
             d.w = d.w == 0 ? o.tp : std::min<int>(d.w, o.tp);
+            d.tp[o.type] = d.tp[o.type] == 0 ? o.tp : std::min(d.tp[o.type], o.tp);
         }
         return d;
     }
-    /// The GPUs left in the cells of `within`, and the open extras that may only use those.
+    /// The GPUs left in the cells of `within` (per type: left; per set of types: have), and
+    /// the open extras that may only use those (per set of types: need; as rows: extras).
     template <class SP>
-    void left_and_open(const SP& sp, const cell_counts& used, std::uint32_t within, per_types& have, per_types& need) const {
+    void left_and_open(const SP& sp, const cell_counts& used, std::uint32_t within, per_types& have, per_types& need, std::array<long, max_types>& left,
+                       need_rows& extras) const {
         const std::size_t T = sp.cells->types.size(), U = std::size_t{1} << T;
-        std::array<long, max_types> left{};
+        left.fill(0);
+        extras.size = 0, extras.full = false;
         for (std::size_t c = 0; c < sp.cells->cells.size(); ++c)
             if (within >> c & 1u) left[sp.cells->cells[c].type] += cap_[c] - used[c];
         have[0] = need[0] = 0;
         for (std::size_t u = 1; u < U; ++u) have[u] = have[u & (u - 1)] + left[static_cast<std::size_t>(std::countr_zero(u))], need[u] = 0;
         for (const extras_demand& x : open_) {
             if ((x.cells & ~within) != 0) continue;
-            std::size_t types = 0;
-            int w = 0;
-            for (std::size_t c = 0; c < sp.cells->cells.size(); ++c)
-                if (x.cells >> c & 1u) types |= std::size_t{1} << sp.cells->cells[c].type, w = w == 0 ? x.weight[c] : std::min<int>(w, x.weight[c]);
-            need[types] += long(x.extras) * w;
+            demand d;
+            for (std::size_t c = 0; c < sp.cells->cells.size(); ++c) {
+                if (!(x.cells >> c & 1u)) continue;
+                const std::size_t t = sp.cells->cells[c].type;
+                d.types |= std::size_t{1} << t;
+                d.w = d.w == 0 ? x.weight[c] : std::min<int>(d.w, x.weight[c]);
+                d.tp[t] = d.tp[t] == 0 ? x.weight[c] : std::min(d.tp[t], x.weight[c]);
+            }
+            need[d.types] += long(x.extras) * d.w;
+            if (!rays_.empty()) extras.add(d, x.extras);
         }
+    }
+    /// The same question with the price vectors beyond Hall's (rays_): serving every row at its
+    /// cheapest type costs no more than the GPUs left are worth. Hall's 0/1 prices see a stage
+    /// that may take type a at TP 1 or type b at TP 2 as needing one GPU per replica of a or b;
+    /// prices 2 on a and 1 on b see it needs two of either's worth.
+    [[nodiscard]] bool priced_fits(const need_rows& rows, const std::array<long, max_types>& left) const {
+        if (rows.full) return true;
+        for (const auto& y : rays_) {
+            std::int64_t have = 0, need = 0;
+            for (std::size_t t = 0; t < types_; ++t) have += y[t] * left[t];
+            for (std::size_t q = 0; q < rows.size; ++q) {
+                std::int64_t cheapest = std::numeric_limits<std::int64_t>::max();
+                for (std::size_t t = 0; t < types_; ++t)
+                    if (rows.row[q].tp[t] != 0) cheapest = std::min(cheapest, y[t] * rows.row[q].tp[t]);
+                need += cheapest * rows.n[q];
+            }
+            if (need > have) return false;
+        }
+        return true;
     }
     /// Hall's condition over sets of types: what may only use types in U fits in U's GPUs.
     [[nodiscard]] static bool fits(per_types& need, const per_types& have, std::size_t T) {
@@ -396,16 +506,19 @@ private:
 
     /// A floor of the slowest of stages [i, P) given the GPUs the stages before took and the
     /// extras they left open, when it is at least `from`: the least threshold at which options
-    /// no slower could serve them all, even fractionally (or `from` when that is more). The test is LP duality with prices 0 or 1 per
-    /// GPU type (Hall's condition over sets of types U: the stages, and open extras, that can
-    /// only use types in U need no more of U's GPUs than are left). Infinity when none can.
+    /// no slower could serve them all, even fractionally (or `from` when that is more). The test
+    /// is LP duality: prices 0 or 1 per GPU type first (Hall's condition over sets of types U:
+    /// the stages, and open extras, that can only use types in U need no more of U's GPUs than
+    /// are left), then the other extreme price vectors (priced_fits). Infinity when none can.
     /// With `within` (a mask of cells), the stages left draw only on those cells' GPUs, and the
     /// open extras that may use other cells are left out (a weaker test, still a floor).
     template <class SP>
     [[nodiscard]] double pooled_straggler(const SP& sp, int i, const cell_counts& used, double from, std::uint32_t within = ~0u) const {
         const std::size_t T = sp.cells->types.size();
         per_types have, fixed, need;
-        left_and_open(sp, used, within, have, fixed);
+        std::array<long, max_types> left;
+        need_rows extras, rows;
+        left_and_open(sp, used, within, have, fixed, left, extras);
         // Allowed options change only at thresholds: start at the last one not above `from`
         // (the answer is then at least `from`, and exactly it if that one fits).
         auto it = std::upper_bound(thresholds_.begin(), thresholds_.end(), from);
@@ -413,13 +526,15 @@ private:
         for (; it != thresholds_.end(); ++it) {
             const double theta = *it;
             copy(fixed, need, T);
+            rows.assign(extras);
             bool all = true;
             for (std::size_t k = static_cast<std::size_t>(i); k < static_cast<std::size_t>(sp.P) && all; ++k) {
                 const demand d = allowed(k, theta, 0);
                 all = d.types != 0;
                 need[d.types] += long(sp.D) * d.w;
+                if (!rays_.empty()) rows.add(d, sp.D);
             }
-            if (all && fits(need, have, T)) return std::max(theta, from);
+            if (all && fits(need, have, T) && priced_fits(rows, left)) return std::max(theta, from);
         }
         return std::numeric_limits<double>::infinity();
     }
@@ -438,7 +553,9 @@ private:
         const auto P = static_cast<std::size_t>(sp.P), first = static_cast<std::size_t>(i);
         const std::size_t T = sp.cells->types.size();
         per_types have, fixed, all, need;
-        left_and_open(sp, used, ~0u, have, fixed);
+        std::array<long, max_types> left;
+        need_rows extras, rows;
+        left_and_open(sp, used, ~0u, have, fixed, left, extras);
         auto it = std::upper_bound(cross_thresholds_.begin(), cross_thresholds_.end(), from);
         if (it != cross_thresholds_.begin()) --it;
         double best = until;
@@ -456,14 +573,21 @@ private:
             for (std::size_t k = first - 1; k + 1 < P; ++k) {
                 if (!(b.cross_fwd[k] < std::numeric_limits<double>::infinity())) continue;
                 copy(all, need, T);
+                std::array<demand, 2> beside{demand_[k], demand_[k + 1]};  // stages k, k+1 with the crossing
                 auto limit = [&](std::size_t s, double shift) {
                     const demand d = allowed(s, theta, std::max(0.0, shift));
                     need[demand_[s].types] -= long(sp.D) * demand_[s].w;
                     need[d.types] += long(sp.D) * d.w;
+                    beside[s - k] = d;
                     return d.types != 0;
                 };
                 if (k + 1 != first && !limit(k, b.cross_fwd[k] - b.stages[k].p2p_out)) continue;
                 if (!limit(k + 1, b.cross_bwd[k] - b.stages[k + 1].p2p_in) || !fits(need, have, T)) continue;
+                if (!rays_.empty()) {
+                    rows.assign(extras);
+                    for (std::size_t s = first; s < P; ++s) rows.add(s == k || s == k + 1 ? beside[s - k] : demand_[s], sp.D);
+                    if (!priced_fits(rows, left)) continue;
+                }
                 if (k + 1 != first) return theta;
                 // Stage i-1 sends across at its own time plus the transfer, which need not be a
                 // threshold: a later threshold may still come first.
@@ -735,6 +859,8 @@ private:
     std::vector<std::vector<child>> children_;
     std::vector<stage_least> least_;
     std::vector<std::vector<option>> options_;
+    std::size_t types_ = 0;           ///< GPU types of the instance
+    std::vector<std::array<std::int64_t, max_types>> rays_;  ///< price vectors beyond Hall's (make_rays)
     std::vector<double> thresholds_;  ///< every option's time, sorted, distinct
     std::vector<double> cross_thresholds_;  ///< and the times beside a crossing (crossing_straggler)
     std::vector<demand> demand_;            ///< scratch: each stage's options at a threshold
