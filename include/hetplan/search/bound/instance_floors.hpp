@@ -33,6 +33,7 @@
 #include "hetplan/concepts/bound.hpp"
 #include "hetplan/cost/time/one_f_one_b.hpp"
 #include "hetplan/search/bound/floor_memo.hpp"
+#include "hetplan/search/bound/price_vectors.hpp"
 #include "hetplan/search/cells.hpp"
 #include "hetplan/search/model_probe.hpp"
 #include "hetplan/search/solve/small_ilp.hpp"
@@ -89,6 +90,9 @@ struct instance_bound {
         double compute;
     };
     std::vector<boost::container::small_vector<single, 16>> singles;
+    /// The extreme prices of ties between any two singles of one stage (price_vectors.hpp): every
+    /// fractional-assignment test of the instance is exact at them.
+    std::vector<price_vector> prices;
     /// The LP of the stage-time sum (pooled_sum_floor) and its variables: (stage, type, TP) at
     /// the fastest compute of a typing with them.
     struct lp_var {
@@ -175,25 +179,13 @@ struct instance_bound {
 [[nodiscard]] constexpr bool single_type(std::uint8_t types) { return types != 0 && (types & (types - 1)) == 0; }
 
 /// Whether D replicas per stage can be drawn from the pool even fractionally: stage i may use
-/// type t at allowed[i][t] GPUs per replica (0 = not at all), type t has cap[t] GPUs. By LP
-/// duality the answer is no exactly when some prices y >= 0 per GPU make the cheapest way to
-/// serve every stage dearer than the whole pool:
-///   sum_i D min_t y_t allowed[i][t] > sum_t y_t cap[t].
-/// The extreme rays of that inequality set price ratios that are products of TP ratios, all
-/// powers of two, so trying y_t in {0, 1, 2, 4, ...} up to the largest such ratio is exact
-/// (capped for four or more types, where it is a weaker, still valid test).
+/// type t at allowed[i][t] GPUs per replica (0 = not at all), type t has cap[t] GPUs. Exact at
+/// `prices`, the extreme price vectors of ties that include those of `allowed`'s rows
+/// (price_vectors.hpp: by LP duality, no exactly when some prices make serving every stage
+/// dearer than the pool).
 template <class Allowed>
-[[nodiscard]] bool fractional_assignment_fits(const Allowed& allowed, int D, const std::array<int, max_types>& cap,
-                                              std::size_t T) {
-    int lo = std::numeric_limits<int>::max(), hi = 1;
-    for (const auto& a : allowed)
-        for (std::size_t t = 0; t < T; ++t)
-            if (a[t] > 0) lo = std::min(lo, a[t]), hi = std::max(hi, a[t]);
-    if (lo == std::numeric_limits<int>::max()) return allowed.empty();
-    const int spread = std::bit_width(unsigned(hi / lo)) - 1;           // log2 of the largest TP ratio
-    // Price exponents 0..K per type: (K + 2)^T vectors, kept to a few thousand. Fewer price
-    // vectors only weaken the test (it may answer "fits" more often): the floor stays a floor.
-    const int K = std::min<int>(spread * int(T > 0 ? T - 1 : 0), T >= 6 ? 1 : T >= 4 ? 3 : 16);
+[[nodiscard]] bool fractional_assignment_fits(const Allowed& allowed, int D, const std::array<int, max_types>& cap, std::size_t T,
+                                              const std::vector<price_vector>& prices) {
     // Stages with the same options price alike: each distinct row once, times its stages (a
     // pipeline's middle stages repeat; this test is tried ~10 times for each of thousands of
     // instances).
@@ -203,23 +195,17 @@ template <class Allowed>
         if (same == rows.end()) rows.emplace_back(a, D);
         else same->second += D;
     }
-    std::array<int, max_types> e{};  // exponent + 1 per type; 0 = price 0
-    for (;;) {
-        std::array<std::int64_t, max_types> y{};
-        for (std::size_t t = 0; t < T; ++t) y[t] = e[t] == 0 ? 0 : std::int64_t{1} << (e[t] - 1);
-        std::int64_t need = 0, have = 0;
-        for (std::size_t t = 0; t < T; ++t) have += y[t] * cap[t];
-        for (const auto& [a, replicas] : rows) {
-            std::int64_t cheapest = std::numeric_limits<std::int64_t>::max();
-            for (std::size_t t = 0; t < T; ++t)
-                if (a[t] > 0) cheapest = std::min(cheapest, y[t] * a[t]);
-            need += cheapest * replicas;
-        }
-        if (need > have) return false;
-        std::size_t t = 0;
-        while (t < T && ++e[t] > K + 1) e[t++] = 0;
-        if (t == T) return true;
-    }
+    return fits_at_prices(prices, rows, cap, T);
+}
+
+/// The same with the prices of `allowed`'s own ties (for a one-off question: it allocates).
+template <class Allowed>
+[[nodiscard]] bool fractional_assignment_fits(const Allowed& allowed, int D, const std::array<int, max_types>& cap, std::size_t T) {
+    price_ties ties;
+    for (const auto& a : allowed) ties.add_row(a, T);
+    std::vector<price_vector> prices;
+    extreme_prices(ties, T, true, prices);
+    return fractional_assignment_fits(allowed, D, cap, T, prices);
 }
 
 /// A floor of the sum of stage times that sees the pool: the straggler is one of the stages
@@ -563,7 +549,7 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
             rows.clear();
             for (const auto& c : classes)
                 for (std::size_t q = 0; q < c.stages; ++q) rows.push_back(q < c.crossing ? c.across : c.in);
-            return fractional_assignment_fits(rows, sp.D, cap, T);
+            return fractional_assignment_fits(rows, sp.D, cap, T, b.prices);
         };
         // Stages of classes [k, end) that can cross: a split that cannot place the rest stops.
         auto& room = b.zone_room;
@@ -712,6 +698,13 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
         for (const auto& ch : b.singles[i]) thresholds.push_back(stage_time(i, ch));
     std::sort(thresholds.begin(), thresholds.end());
     thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
+    {
+        price_ties ties;
+        for (std::size_t i = 0; i < P; ++i)
+            for (const auto& x : b.singles[i])
+                for (const auto& y : b.singles[i]) ties.tie(x.type, x.tp, y.type, y.tp);
+        extreme_prices(ties, T, true, b.prices);
+    }
     auto serves_all = [&](double v, const std::array<int, max_types>& pool) {
         boost::container::small_vector<std::array<int, max_types>, 64> allowed(P);
         for (std::size_t i = 0; i < P; ++i) {
@@ -724,7 +717,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
             }
             if (!any) return false;
         }
-        return fractional_assignment_fits(allowed, sp.D, pool, T);
+        return fractional_assignment_fits(allowed, sp.D, pool, T, b.prices);
     };
     const auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !serves_all(v, cap); });
     if (it == thresholds.end()) return;

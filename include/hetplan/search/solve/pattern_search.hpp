@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "hetplan/concepts/solver.hpp"
+#include "hetplan/search/bound/price_vectors.hpp"
 #include "hetplan/search/memo.hpp"
 #include "hetplan/search/objective.hpp"
 #include "hetplan/search/solve/composition.hpp"
@@ -298,7 +299,7 @@ private:
                 l.rate = std::min(l.rate, p.rate + p.open.extras * p.extra_rate);
             }
         }
-        make_rays();
+        make_prices();
         thresholds_.clear();
         for (int i = 0; i < sp.P; ++i)
             for (const option& o : options_[static_cast<std::size_t>(i)]) thresholds_.push_back(o.time);
@@ -318,55 +319,18 @@ private:
         cross_thresholds_.erase(std::unique(cross_thresholds_.begin(), cross_thresholds_.end()), cross_thresholds_.end());
     }
 
-    /// The price vectors the node tests try after Hall's 0/1 ones (priced_fits). By LP duality
-    /// the stages left fit the GPUs left, even fractionally, exactly when no prices y >= 0 per
-    /// GPU type make serving every stage at its cheapest type dearer than the GPUs left
-    /// (instance_floors.hpp, fractional_assignment_fits, for the whole pool). The extreme such
-    /// vectors are fixed by ties: some types priced 0, the others linked by a tree of ties
-    /// y_t tp_a = y_u tp_b between two options of one stage. Those trees are grown here from
-    /// every stage's option pairs; vectors whose nonzero prices are all equal are Hall's, tested
-    /// already. Up to four types (more: Hall's only, a weaker test, still a floor).
-    void make_rays() {
-        rays_.clear();
-        const std::size_t T = types_;
-        if (T < 2 || T > 4) return;
-        constexpr int span = 12;                                          // exponents kept within 2^12
-        std::array<std::array<std::uint32_t, max_types>, max_types> tie{};  // bit d + 16: e_t - e_u = d ties some stage's options
+    /// The prices the node tests try after Hall's 0/1 ones (priced_fits): the extreme ones of
+    /// ties between two options of one stage (bound/price_vectors.hpp), which include the ties
+    /// of every row a test builds from them. Up to four types (more: Hall's only, a weaker
+    /// test, still a floor).
+    void make_prices() {
+        prices_.clear();
+        if (types_ < 2 || types_ > 4) return;
+        price_ties ties;
         for (const auto& os : options_)
             for (const option& a : os)
-                for (const option& b : os)
-                    if (a.type != b.type) tie[a.type][b.type] |= 1u << (std::bit_width(unsigned(b.tp)) - std::bit_width(unsigned(a.tp)) + 16);
-        constexpr int none = std::numeric_limits<int>::min();
-        std::array<int, max_types> e;
-        e.fill(none);
-        auto keep = [&] {
-            int lo = span, hi = -span, n = 0;
-            for (std::size_t t = 0; t < T; ++t)
-                if (e[t] != none) lo = std::min(lo, e[t]), hi = std::max(hi, e[t]), ++n;
-            if (n < 2 || lo == hi || hi - lo > span) return;
-            std::array<std::int64_t, max_types> y{};
-            for (std::size_t t = 0; t < T; ++t) y[t] = e[t] == none ? 0 : std::int64_t{1} << (e[t] - lo);
-            rays_.push_back(y);
-        };
-        auto grow = [&](auto& self) -> void {
-            keep();
-            for (std::size_t u = 0; u < T; ++u) {
-                if (e[u] != none) continue;
-                for (std::size_t t = 0; t < T; ++t) {
-                    if (e[t] == none) continue;
-                    for (std::uint32_t m = tie[t][u]; m != 0; m &= m - 1) {
-                        const int d = std::countr_zero(m) - 16;
-                        if (std::abs(e[t] - d) > span) continue;
-                        e[u] = e[t] - d;
-                        self(self);
-                        e[u] = none;
-                    }
-                }
-            }
-        };
-        for (std::size_t r = 0; r < T; ++r) e[r] = 0, grow(grow), e[r] = none;
-        std::sort(rays_.begin(), rays_.end());
-        rays_.erase(std::unique(rays_.begin(), rays_.end()), rays_.end());
+                for (const option& b : os) ties.tie(a.type, a.tp, b.type, b.tp);
+        extreme_prices(ties, types_, false, prices_);
     }
 
     /// Stage i's (type, TP) options, each at the fastest compute of a typing that has it, plus
@@ -410,32 +374,32 @@ private:
         int w = 0;
         std::array<std::uint8_t, max_types> tp{};
     };
-    /// What the stages and open extras need, for the priced test (priced_fits): rows of the
-    /// least TP each type serves a replica at, and how many replicas; equal rows are merged
-    /// (a pipeline's middle stages repeat).
+    /// What the stages and open extras need, for the test at prices beyond Hall's
+    /// (fits_at_prices): rows of the least TP each type serves a replica at, and how many
+    /// replicas; equal rows are merged (a pipeline's middle stages repeat).
     struct need_rows {
         static constexpr std::size_t most = 32;
-        std::array<demand, most> row{};
-        std::array<long, most> n{};
+        std::array<std::pair<std::array<std::uint8_t, max_types>, long>, most> row{};
         std::size_t size = 0;
-        bool full = false;  ///< more distinct rows than kept: the priced test is skipped (still a floor)
+        bool full = false;  ///< more distinct rows than kept: the test is skipped (still a floor)
         void add(const demand& d, long replicas) {
             for (std::size_t q = 0; q < size; ++q)
-                if (row[q].tp == d.tp) {
-                    n[q] += replicas;
+                if (row[q].first == d.tp) {
+                    row[q].second += replicas;
                     return;
                 }
             if (size == most) {
                 full = true;
                 return;
             }
-            row[size] = d, n[size++] = replicas;
+            row[size++] = {d.tp, replicas};
         }
         void assign(const need_rows& o) {
             std::copy_n(o.row.begin(), o.size, row.begin());
-            std::copy_n(o.n.begin(), o.size, n.begin());
             size = o.size, full = o.full;
         }
+        [[nodiscard]] auto begin() const { return row.begin(); }
+        [[nodiscard]] auto end() const { return row.begin() + static_cast<std::ptrdiff_t>(size); }
     };
     /// Stage k's options whose time plus `shift` is within `theta`.
     [[nodiscard]] demand allowed(std::size_t k, double theta, double shift) const {
@@ -471,27 +435,8 @@ private:
                 d.tp[t] = d.tp[t] == 0 ? x.weight[c] : std::min(d.tp[t], x.weight[c]);
             }
             need[d.types] += long(x.extras) * d.w;
-            if (!rays_.empty()) extras.add(d, x.extras);
+            if (!prices_.empty()) extras.add(d, x.extras);
         }
-    }
-    /// The same question with the price vectors beyond Hall's (rays_): serving every row at its
-    /// cheapest type costs no more than the GPUs left are worth. Hall's 0/1 prices see a stage
-    /// that may take type a at TP 1 or type b at TP 2 as needing one GPU per replica of a or b;
-    /// prices 2 on a and 1 on b see it needs two of either's worth.
-    [[nodiscard]] bool priced_fits(const need_rows& rows, const std::array<long, max_types>& left) const {
-        if (rows.full) return true;
-        for (const auto& y : rays_) {
-            std::int64_t have = 0, need = 0;
-            for (std::size_t t = 0; t < types_; ++t) have += y[t] * left[t];
-            for (std::size_t q = 0; q < rows.size; ++q) {
-                std::int64_t cheapest = std::numeric_limits<std::int64_t>::max();
-                for (std::size_t t = 0; t < types_; ++t)
-                    if (rows.row[q].tp[t] != 0) cheapest = std::min(cheapest, y[t] * rows.row[q].tp[t]);
-                need += cheapest * rows.n[q];
-            }
-            if (need > have) return false;
-        }
-        return true;
     }
     /// Hall's condition over sets of types: what may only use types in U fits in U's GPUs.
     [[nodiscard]] static bool fits(per_types& need, const per_types& have, std::size_t T) {
@@ -502,6 +447,12 @@ private:
         for (std::size_t u = 1; u < U; ++u)
             if (need[u] > have[u]) return false;
         return true;
+    }
+    /// The same question at the extreme prices beyond Hall's (prices_): Hall's 0/1 prices see a
+    /// stage that may take type a at TP 1 or type b at TP 2 as needing one GPU per replica of a
+    /// or b; prices 2 on a and 1 on b see it needs two of b's worth.
+    [[nodiscard]] bool priced_fits(const need_rows& rows, const std::array<long, max_types>& left) const {
+        return rows.full || fits_at_prices(prices_, rows, left, types_);
     }
 
     /// A floor of the slowest of stages [i, P) given the GPUs the stages before took and the
@@ -532,7 +483,7 @@ private:
                 const demand d = allowed(k, theta, 0);
                 all = d.types != 0;
                 need[d.types] += long(sp.D) * d.w;
-                if (!rays_.empty()) rows.add(d, sp.D);
+                if (!prices_.empty()) rows.add(d, sp.D);
             }
             if (all && fits(need, have, T) && priced_fits(rows, left)) return std::max(theta, from);
         }
@@ -583,7 +534,7 @@ private:
                 };
                 if (k + 1 != first && !limit(k, b.cross_fwd[k] - b.stages[k].p2p_out)) continue;
                 if (!limit(k + 1, b.cross_bwd[k] - b.stages[k + 1].p2p_in) || !fits(need, have, T)) continue;
-                if (!rays_.empty()) {
+                if (!prices_.empty()) {
                     rows.assign(extras);
                     for (std::size_t s = first; s < P; ++s) rows.add(s == k || s == k + 1 ? beside[s - k] : demand_[s], sp.D);
                     if (!priced_fits(rows, left)) continue;
@@ -860,7 +811,7 @@ private:
     std::vector<stage_least> least_;
     std::vector<std::vector<option>> options_;
     std::size_t types_ = 0;           ///< GPU types of the instance
-    std::vector<std::array<std::int64_t, max_types>> rays_;  ///< price vectors beyond Hall's (make_rays)
+    std::vector<price_vector> prices_;  ///< prices beyond Hall's (make_prices)
     std::vector<double> thresholds_;  ///< every option's time, sorted, distinct
     std::vector<double> cross_thresholds_;  ///< and the times beside a crossing (crossing_straggler)
     std::vector<demand> demand_;            ///< scratch: each stage's options at a threshold

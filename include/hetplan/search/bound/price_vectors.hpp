@@ -1,0 +1,114 @@
+#pragma once
+// Whether replicas can be drawn from the GPUs left, even fractionally: row r needs n_r replicas,
+// each on one GPU type t it allows at tp_r[t] GPUs (0: not that type), and type t has left[t]
+// GPUs. By LP duality the answer is no exactly when some prices y >= 0 per GPU make serving
+// every row at its cheapest type dearer than the GPUs left are worth:
+//   sum_r n_r min_t y_t tp_r[t] > sum_t y_t left[t].
+// The left side is concave and piecewise linear, so the worst prices are extreme ones, fixed by
+// ties: some types priced 0, the others joined by a tree of ties y_t tp_a = y_u tp_b between two
+// options of one row. TP degrees are powers of two, so every such y is a power of two per type.
+// Hall's condition (prices 0 or 1 on sets of types) is the special case of equal prices; a row
+// that may take type a at TP 1 or type b at TP 2 needs prices 2 and 1 to be counted right.
+// Used by the instance floors (the whole pool, instance_floors.hpp) and by the pattern search's
+// nodes (the GPUs a partial solution leaves, solve/pattern_search.hpp).
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <vector>
+
+#include "hetplan/search/cells.hpp"
+
+namespace hetplan::search {
+
+/// Prices per GPU type (powers of two, 0: free).
+using price_vector = std::array<std::int64_t, max_types>;
+
+/// Which ties two options of one row can make: for each ordered pair of types (t, u), the
+/// exponent differences log2 y_t - log2 y_u at which an option of t and one of u cost the same
+/// (bit d + 16 for difference d).
+struct price_ties {
+    std::array<std::array<std::uint32_t, max_types>, max_types> diff{};
+
+    /// Type t at TP a and type u at TP b in one row.
+    void tie(std::size_t t, int a, std::size_t u, int b) {
+        if (t == u) return;
+        const int d = std::bit_width(unsigned(b)) - std::bit_width(unsigned(a));  // y_t a = y_u b
+        diff[t][u] |= 1u << (d + 16);
+        diff[u][t] |= 1u << (16 - d);
+    }
+    /// Every pair of types a row allows (row[t]: its TP for type t, 0: not allowed).
+    template <class Row>
+    void add_row(const Row& row, std::size_t T) {
+        for (std::size_t t = 0; t < T; ++t)
+            for (std::size_t u = t + 1; u < T; ++u)
+                if (row[t] > 0 && row[u] > 0) tie(t, row[t], u, row[u]);
+    }
+};
+
+/// The extreme price vectors the ties allow, replacing `out`: trees of ties grown from every
+/// type, normalised to a least nonzero price of 1, each once. With `hall` off, vectors whose
+/// nonzero prices are all equal (Hall's, for a caller that tests those by sets of types) are
+/// left out. At most `most` vectors are kept: fewer only weaken the test (it may answer "fits"
+/// more often), so a floor built on it stays a floor; with up to four types and TP ratios up to
+/// 8 the cap is never reached.
+inline void extreme_prices(const price_ties& ties, std::size_t T, bool hall, std::vector<price_vector>& out, std::size_t most = 4096) {
+    out.clear();
+    constexpr int span = 16;  // largest price ratio kept: 2^16
+    constexpr int none = std::numeric_limits<int>::min();
+    std::array<int, max_types> e;
+    e.fill(none);
+    std::size_t steps = 0;
+    auto keep = [&] {
+        int lo = span, hi = -span, n = 0;
+        for (std::size_t t = 0; t < T; ++t)
+            if (e[t] != none) lo = std::min(lo, e[t]), hi = std::max(hi, e[t]), ++n;
+        if ((!hall && (n < 2 || lo == hi)) || hi - lo > span) return;
+        price_vector y{};
+        for (std::size_t t = 0; t < T; ++t) y[t] = e[t] == none ? 0 : std::int64_t{1} << (e[t] - lo);
+        out.push_back(y);
+    };
+    auto grow = [&](auto& self) -> void {
+        keep();
+        for (std::size_t u = 0; u < T; ++u) {
+            if (e[u] != none) continue;
+            for (std::size_t t = 0; t < T; ++t) {
+                if (e[t] == none) continue;
+                for (std::uint32_t m = ties.diff[t][u]; m != 0; m &= m - 1) {
+                    const int d = std::countr_zero(m) - 16;
+                    if (std::abs(e[t] - d) > span || out.size() >= most || ++steps > 64 * most) continue;
+                    e[u] = e[t] - d;
+                    self(self);
+                    e[u] = none;
+                }
+            }
+        }
+    };
+    for (std::size_t r = 0; r < T; ++r) e[r] = 0, grow(grow), e[r] = none;
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+/// Whether the rows fit the GPUs left at every one of the prices: `rows` a range of (row, n)
+/// pairs, row[t] the row's TP for type t (0: not allowed), n its replicas.
+template <class Rows, class Left>
+[[nodiscard]] bool fits_at_prices(const std::vector<price_vector>& prices, const Rows& rows, const Left& left, std::size_t T) {
+    for (const price_vector& y : prices) {
+        std::int64_t have = 0, need = 0;
+        for (std::size_t t = 0; t < T; ++t) have += y[t] * left[t];
+        for (const auto& [row, n] : rows) {
+            std::int64_t cheapest = std::numeric_limits<std::int64_t>::max();
+            for (std::size_t t = 0; t < T; ++t)
+                if (row[t] > 0) cheapest = std::min<std::int64_t>(cheapest, y[t] * row[t]);
+            if (cheapest == std::numeric_limits<std::int64_t>::max()) return false;  // a row no type serves
+            need += cheapest * n;
+        }
+        if (need > have) return false;
+    }
+    return true;
+}
+
+}  // namespace hetplan::search
