@@ -365,10 +365,15 @@ private:
         search::build_stage_problem(sp_, pb, d.cells, f.partition, f.mbs, D, times, pruners_, level, memory_, run.hooks());
         sp_.exact_boundaries = opt_.exact_boundaries;
         // Levels that resolve to the same degrees everywhere give the same instance.
-        std::vector<std::uint16_t> sig{static_cast<std::uint16_t>(f.P), static_cast<std::uint16_t>(f.mbs), static_cast<std::uint16_t>(D)};
+        // (Built in a kept buffer, copied only for an instance not seen: most candidates repeat.)
+        auto& sig = sig_;
+        sig.assign({static_cast<std::uint16_t>(f.P), static_cast<std::uint16_t>(f.mbs), static_cast<std::uint16_t>(D)});
+        const auto types = static_cast<std::ptrdiff_t>(d.cells.types.size());
         for (const auto& st : sp_.menus())
-            for (const auto& c : st.choices) sig.insert(sig.end(), c.tp.begin(), c.tp.end());
-        auto [memo, fresh] = seen_.try_emplace(std::move(sig));
+            for (const auto& c : st.choices) sig.insert(sig.end(), c.tp.begin(), c.tp.begin() + types);
+        auto memo = seen_.find(sig);
+        const bool fresh = memo == seen_.end();
+        if (fresh) memo = seen_.emplace(sig, std::nullopt).first;
         if (!fresh && !again) return {memo->second, run.stopping()};  // solved, or deferred already
         // A deferred instance's best so far and a longer solve's answer are not both listed (the
         // worse is withdrawn), so the ranked list holds one plan per instance, as without a budget.
@@ -499,6 +504,7 @@ private:
     std::optional<hetplan::plan> offered_;  ///< the plan the last step offered and the run kept (with an effort)
     std::map<std::vector<std::uint16_t>, hetplan::plan> partial_;  ///< deferred instances' best so far, in the list until superseded
     std::map<std::vector<std::uint16_t>, std::optional<double>> seen_;  ///< instances solved (P, mbs, D, TPs): levels that resolve alike
+    std::vector<std::uint16_t> sig_;  ///< scratch: an instance's key in seen_
     /// A (P, mbs, D) and its every-level floor (plan_best_first).
     static constexpr std::uint32_t all_levels = std::numeric_limits<std::uint32_t>::max();
     struct floored_degree {

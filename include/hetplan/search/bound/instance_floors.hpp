@@ -92,7 +92,7 @@ struct instance_bound {
     std::vector<boost::container::small_vector<single, 16>> singles;
     /// The extreme prices of ties between any two singles of one stage (price_vectors.hpp): every
     /// fractional-assignment test of the instance is exact at them.
-    std::vector<price_vector> prices;
+    price_cache prices;
     /// The LP of the stage-time sum (pooled_sum_floor) and its variables: (stage, type, TP) at
     /// the fastest compute of a typing with them.
     struct lp_var {
@@ -549,7 +549,7 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
             rows.clear();
             for (const auto& c : classes)
                 for (std::size_t q = 0; q < c.stages; ++q) rows.push_back(q < c.crossing ? c.across : c.in);
-            return fractional_assignment_fits(rows, sp.D, cap, T, b.prices);
+            return fractional_assignment_fits(rows, sp.D, cap, T, b.prices.last());
         };
         // Stages of classes [k, end) that can cross: a split that cannot place the rest stops.
         auto& room = b.zone_room;
@@ -703,7 +703,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
         for (std::size_t i = 0; i < P; ++i)
             for (const auto& x : b.singles[i])
                 for (const auto& y : b.singles[i]) ties.tie(x.type, x.tp, y.type, y.tp);
-        extreme_prices(ties, T, true, b.prices);
+        (void)b.prices(ties, T, true);
     }
     auto serves_all = [&](double v, const std::array<int, max_types>& pool) {
         boost::container::small_vector<std::array<int, max_types>, 64> allowed(P);
@@ -717,7 +717,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
             }
             if (!any) return false;
         }
-        return fractional_assignment_fits(allowed, sp.D, pool, T, b.prices);
+        return fractional_assignment_fits(allowed, sp.D, pool, T, b.prices.last());
     };
     const auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !serves_all(v, cap); });
     if (it == thresholds.end()) return;

@@ -32,6 +32,7 @@ using price_vector = std::array<std::int64_t, max_types>;
 /// (bit d + 16 for difference d).
 struct price_ties {
     std::array<std::array<std::uint32_t, max_types>, max_types> diff{};
+    friend bool operator==(const price_ties&, const price_ties&) = default;
 
     /// Type t at TP a and type u at TP b in one row.
     void tie(std::size_t t, int a, std::size_t u, int b) {
@@ -91,6 +92,27 @@ inline void extreme_prices(const price_ties& ties, std::size_t T, bool hall, std
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
 }
+
+/// extreme_prices kept for the last ties asked: instances of one search repeat their ties (the
+/// same TP degrees per type), and growing the trees was a tenth of a planning run.
+class price_cache {
+public:
+    [[nodiscard]] const std::vector<price_vector>& operator()(const price_ties& ties, std::size_t T, bool hall) {
+        if (!valid_ || ties != ties_ || T != T_ || hall != hall_) {
+            extreme_prices(ties, T, hall, prices_);
+            ties_ = ties, T_ = T, hall_ = hall, valid_ = true;
+        }
+        return prices_;
+    }
+    /// The prices of the last ties asked.
+    [[nodiscard]] const std::vector<price_vector>& last() const { return prices_; }
+
+private:
+    price_ties ties_;
+    std::size_t T_ = 0;
+    bool hall_ = false, valid_ = false;
+    std::vector<price_vector> prices_;
+};
 
 /// Whether the rows fit the GPUs left at every one of the prices: `rows` a range of (row, n)
 /// pairs, row[t] the row's TP for type t (0: not allowed), n its replicas.

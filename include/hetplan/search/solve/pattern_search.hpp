@@ -324,13 +324,13 @@ private:
     /// of every row a test builds from them. Up to four types (more: Hall's only, a weaker
     /// test, still a floor).
     void make_prices() {
-        prices_.clear();
+        prices_ = nullptr;
         if (types_ < 2 || types_ > 4) return;
         price_ties ties;
         for (const auto& os : options_)
             for (const option& a : os)
                 for (const option& b : os) ties.tie(a.type, a.tp, b.type, b.tp);
-        extreme_prices(ties, types_, false, prices_);
+        prices_ = &price_memo_(ties, types_, false);
     }
 
     /// Stage i's (type, TP) options, each at the fastest compute of a typing that has it, plus
@@ -435,7 +435,7 @@ private:
                 d.tp[t] = d.tp[t] == 0 ? x.weight[c] : std::min(d.tp[t], x.weight[c]);
             }
             need[d.types] += long(x.extras) * d.w;
-            if (!prices_.empty()) extras.add(d, x.extras);
+            if (!no_prices()) extras.add(d, x.extras);
         }
     }
     /// Hall's condition over sets of types: what may only use types in U fits in U's GPUs.
@@ -448,11 +448,12 @@ private:
             if (need[u] > have[u]) return false;
         return true;
     }
+    [[nodiscard]] bool no_prices() const { return prices_ == nullptr || prices_->empty(); }
     /// The same question at the extreme prices beyond Hall's (prices_): Hall's 0/1 prices see a
     /// stage that may take type a at TP 1 or type b at TP 2 as needing one GPU per replica of a
     /// or b; prices 2 on a and 1 on b see it needs two of b's worth.
     [[nodiscard]] bool priced_fits(const need_rows& rows, const std::array<long, max_types>& left) const {
-        return rows.full || fits_at_prices(prices_, rows, left, types_);
+        return rows.full || no_prices() || fits_at_prices(*prices_, rows, left, types_);
     }
 
     /// A floor of the slowest of stages [i, P) given the GPUs the stages before took and the
@@ -483,7 +484,7 @@ private:
                 const demand d = allowed(k, theta, 0);
                 all = d.types != 0;
                 need[d.types] += long(sp.D) * d.w;
-                if (!prices_.empty()) rows.add(d, sp.D);
+                if (!no_prices()) rows.add(d, sp.D);
             }
             if (all && fits(need, have, T) && priced_fits(rows, left)) return std::max(theta, from);
         }
@@ -534,7 +535,7 @@ private:
                 };
                 if (k + 1 != first && !limit(k, b.cross_fwd[k] - b.stages[k].p2p_out)) continue;
                 if (!limit(k + 1, b.cross_bwd[k] - b.stages[k + 1].p2p_in) || !fits(need, have, T)) continue;
-                if (!prices_.empty()) {
+                if (!no_prices()) {
                     rows.assign(extras);
                     for (std::size_t s = first; s < P; ++s) rows.add(s == k || s == k + 1 ? beside[s - k] : demand_[s], sp.D);
                     if (!priced_fits(rows, left)) continue;
@@ -811,7 +812,8 @@ private:
     std::vector<stage_least> least_;
     std::vector<std::vector<option>> options_;
     std::size_t types_ = 0;           ///< GPU types of the instance
-    std::vector<price_vector> prices_;  ///< prices beyond Hall's (make_prices)
+    price_cache price_memo_;
+    const std::vector<price_vector>* prices_ = nullptr;  ///< prices beyond Hall's (make_prices); null: none
     std::vector<double> thresholds_;  ///< every option's time, sorted, distinct
     std::vector<double> cross_thresholds_;  ///< and the times beside a crossing (crossing_straggler)
     std::vector<demand> demand_;            ///< scratch: each stage's options at a threshold
