@@ -317,6 +317,20 @@ private:
         }
         std::sort(cross_thresholds_.begin(), cross_thresholds_.end());
         cross_thresholds_.erase(std::unique(cross_thresholds_.begin(), cross_thresholds_.end()), cross_thresholds_.end());
+        // Per stage k, the least all-reduce of a stage from k on whose ring crosses groups
+        // (zone_floor's ring floors; run_straggler's other case). Empty: not used.
+        spans_.clear();
+        const auto P = static_cast<std::size_t>(sp.P);
+        if (b.groups >= 2 && sp.D >= 2 && b.cross_ring.size() >= P * b.groups * b.groups) {
+            const std::size_t G = b.groups;
+            spans_.assign(P + 1, std::numeric_limits<double>::infinity());
+            for (std::size_t k = P; k-- > 0;) {
+                spans_[k] = spans_[k + 1];
+                for (std::size_t g = 0; g < G; ++g)
+                    for (std::size_t h = 0; h < G; ++h)
+                        if (g != h) spans_[k] = std::min(spans_[k], b.cross_ring[(k * G + g) * G + h]);
+            }
+        }
     }
 
     /// The prices the node tests try after Hall's 0/1 ones (priced_fits): the extreme ones of
@@ -549,6 +563,84 @@ private:
         return best;
     }
 
+    /// The least straggler threshold v >= from at which every run of the stages left fits one
+    /// zone group's GPUs left. At v, a boundary whose two stages cannot take the fastest
+    /// transfer across groups within v (crossing_straggler's times) is crossed by no replica's
+    /// pipeline, so the stages it joins keep each replica in its group: a run of them either
+    /// sits in one group g (whose GPUs left must serve it; the first run, after a boundary
+    /// i-1 that cannot be crossed, in the previous stage's group) or has replicas in two groups
+    /// at every stage, whose all-reduce rings then cross (the caller's other case). Monotone in
+    /// v; infinity when no v serves. Needs two zone groups or more.
+    template <class SP>
+    [[nodiscard]] double run_straggler(const SP& sp, int i, const node& nd, double from) const {
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        const instance_bound& b = *bound_;
+        const auto P = static_cast<std::size_t>(sp.P), first0 = static_cast<std::size_t>(i);
+        const std::size_t C = sp.cells->cells.size(), T = types_, G = b.groups;
+        std::array<std::array<long, max_types>, 8> left{};
+        std::array<std::uint32_t, 8> in_group{};  // cells per group
+        for (std::size_t c = 0; c < C; ++c) {
+            left[b.cell_group[c]][sp.cells->cells[c].type] += cap_[c] - nd.used[c];
+            in_group[b.cell_group[c]] |= 1u << c;
+        }
+        const std::uint8_t prev = i > 0 ? patterns_[first0 - 1][nd.prev].groups : 0;
+        auto send = [&](std::size_t k) {  // stage k's least time sending across boundary k
+            return k + 1 == first0 ? nd.open_lo + b.cross_fwd[k] : options_[k].front().time + std::max(0.0, b.cross_fwd[k] - b.stages[k].p2p_out);
+        };
+        auto crossable = [&](std::size_t k, double v) {
+            return b.cross_fwd[k] < inf && b.cross_bwd[k] < inf && send(k) <= v &&
+                   options_[k + 1].front().time + std::max(0.0, b.cross_bwd[k] - b.stages[k + 1].p2p_in) <= v;
+        };
+        auto serves = [&](std::size_t first, std::size_t last, std::size_t g, double v) {
+            const std::size_t U = std::size_t{1} << T;
+            per_types have, need;
+            have[0] = need[0] = 0;
+            for (std::size_t u = 1; u < U; ++u) have[u] = have[u & (u - 1)] + left[g][static_cast<std::size_t>(std::countr_zero(u))], need[u] = 0;
+            need_rows rows;
+            for (std::size_t k = first; k <= last; ++k) {
+                const demand d = allowed(k, v, 0);
+                if (d.types == 0) return false;
+                need[d.types] += long(sp.D) * d.w;
+                if (!no_prices()) rows.add(d, sp.D);
+            }
+            return fits(need, have, T) && priced_fits(rows, left[g]);
+        };
+        auto every_run_alone = [&](double v) {
+            for (std::size_t first = first0; first < P;) {
+                std::size_t last = first;
+                while (last + 1 < P && !crossable(last, v)) ++last;
+                std::uint32_t groups = (1u << G) - 1;
+                if (first == first0 && i > 0 && !crossable(first0 - 1, v)) {
+                    if (!single_type(prev)) return false;  // the run keeps the previous stage's split: it spans
+                    groups = prev;
+                }
+                bool alone = false;
+                for (std::size_t g = 0; g < G && !alone; ++g) alone = (groups >> g & 1u) && serves(first, last, g, v);
+                if (!alone) return false;
+                first = last + 1;
+            }
+            return true;
+        };
+        // Candidates: the thresholds, and where boundary i-1 becomes crossable (stage i-1's own
+        // time is not a threshold).
+        const double at_prev = i > 0 && b.cross_fwd[first0 - 1] < inf && b.cross_bwd[first0 - 1] < inf
+                                   ? std::max(send(first0 - 1), options_[first0].front().time + std::max(0.0, b.cross_bwd[first0 - 1] - b.stages[first0].p2p_in))
+                                   : inf;
+        bool prev_tried = !(at_prev >= from && at_prev < inf);
+        auto it = std::upper_bound(cross_thresholds_.begin(), cross_thresholds_.end(), from);
+        if (it != cross_thresholds_.begin()) --it;
+        for (; it != cross_thresholds_.end(); ++it) {
+            const double v = std::max(*it, from);
+            if (!prev_tried && at_prev < v) {
+                prev_tried = true;
+                if (every_run_alone(at_prev)) return at_prev;
+            }
+            if (every_run_alone(v)) return v;
+        }
+        if (!prev_tried && every_run_alone(at_prev)) return at_prev;
+        return inf;
+    }
+
     /// Floors of every plan below a node whose stage i has pattern p (own time `own`), with the
     /// instance's floors for the stages after it.
     [[nodiscard]] suffix_terms floors(int i, const suffix_terms& t, double own, double extra_floor) const {
@@ -598,10 +690,18 @@ private:
                 if (pooled == std::numeric_limits<double>::infinity()) return;
             }
         }
+        // Below `alone` some run of the stages left has replicas in two groups at every stage
+        // (run_straggler): those plans take a crossing ring's all-reduce (spanning), the others
+        // the straggler `alone`.
+        double alone = pooled, spanning = 0;
+        if (!spans_.empty() && i + 1 < sp.P) {
+            alone = run_straggler(sp, i, nd, pooled);
+            spanning = alone > pooled ? spans_[at] : 0;
+        }
         // Patterns come fastest first, so once a pattern's floor — its compute with every other
         // term of this stage at the stage's least — misses, so do all after it.
         const stage_least& least = least_[at];
-        suffix_terms base = nd.lo, base_t = nd.t;
+        suffix_terms base = nd.lo, base_t = nd.t, base_span;
         for (auto [b, open] : {std::pair{&base, nd.open_lo}, std::pair{&base_t, nd.open}}) {
             b->strag = std::max(b->strag, pooled);
             if (i > 0) {
@@ -613,6 +713,11 @@ private:
             b->upd = std::max(b->upd, least.update);
             if (money_) b->rate += least.rate;
         }
+        if (alone > pooled) {
+            base_span = base;
+            base_span.sync = std::max(base_span.sync, spanning);
+            base.strag = std::max(base.strag, alone);
+        }
         for (std::uint32_t k = 0; k < ps.size(); ++k) {
             const stage_pattern& p = ps[k];
             ++stats_.compositions;
@@ -623,7 +728,7 @@ private:
                     else f = floors(i, f, own, nd.extra_floor);
                     return f;
                 };
-                if (misses(o, with_stage(base), with_stage(base_t))) break;
+                if (misses(o, with_stage(base), with_stage(base_t)) && (alone == pooled || misses(o, with_stage(base_span), with_stage(base_t)))) break;
             }
             bool fits = true;
             for (std::size_t c = 0; c < C && fits; ++c) fits = nd.used[c] + p.gpus[c] <= cap_[c];
@@ -816,6 +921,7 @@ private:
     const std::vector<price_vector>* prices_ = nullptr;  ///< prices beyond Hall's (make_prices); null: none
     std::vector<double> thresholds_;  ///< every option's time, sorted, distinct
     std::vector<double> cross_thresholds_;  ///< and the times beside a crossing (crossing_straggler)
+    std::vector<double> spans_;             ///< per stage, the least crossing ring from it on (run_straggler)
     std::vector<demand> demand_;            ///< scratch: each stage's options at a threshold
     std::vector<endpoint> ends_;      ///< scratch: a pattern's endpoints in every real zone
     std::vector<std::uint32_t> chosen_;
