@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -108,14 +109,53 @@ TEST_CASE("extreme prices: a hand case and the count with every tie") {
     CHECK(fits_at_prices(p, three, left, 2));
     CHECK_FALSE(fits_at_prices(p, four, left, 2));
     CHECK(hall_fits(four, left, 2));  // 52 <= 54: Hall's sets alone would let it through
-    // Four types, every TP ratio up to 8 tied between every pair: the vectors stay well under
-    // the cap (the test is exact there).
+    // Four types, every TP ratio up to 8 tied between every pair: the vectors equal a brute
+    // force over all exponents 0..9 per type (or a price of 0) whose tight ties join the priced
+    // types, normalised to a least exponent of 0. Nothing is cut (the cap counts distinct ones).
     price_ties every;
     for (std::size_t t = 0; t < 4; ++t)
         for (std::size_t u = 0; u < 4; ++u)
             for (int a = 1; a <= 8; a *= 2)
                 for (int b = 1; b <= 8; b *= 2) every.tie(t, a, u, b);
+    extreme_prices(every, 4, false, p);
+    std::vector<price_vector> brute;
+    for (int code = 0; code < 11 * 11 * 11 * 11; ++code) {
+        std::array<int, 4> e{};
+        int c = code, lo = 99, n = 0;
+        for (int& x : e) x = c % 11 - 1, c /= 11;  // -1: price 0
+        for (int x : e)
+            if (x >= 0) lo = std::min(lo, x), ++n;
+        if (n < 2 || lo != 0) continue;
+        // Joined by ties (every exponent difference up to 3 ties here), and not all equal.
+        std::array<bool, 4> seen{};
+        int first = 0;
+        while (e[static_cast<std::size_t>(first)] < 0) ++first;
+        seen[static_cast<std::size_t>(first)] = true;
+        for (int round = 0; round < 4; ++round)
+            for (std::size_t t = 0; t < 4; ++t)
+                for (std::size_t u = 0; u < 4; ++u)
+                    if (seen[t] && e[u] >= 0 && std::abs(e[t] - e[u]) <= 3) seen[u] = true;
+        bool joined = true, equal = true;
+        for (std::size_t t = 0; t < 4; ++t) joined = joined && (e[t] < 0 || seen[t]), equal = equal && (e[t] <= 0);
+        if (!joined || equal) continue;
+        price_vector y{};
+        for (std::size_t t = 0; t < 4; ++t) y[t] = e[t] < 0 ? 0 : std::int64_t{1} << e[t];
+        brute.push_back(y);
+    }
+    std::sort(p.begin(), p.end());
+    std::sort(brute.begin(), brute.end());
+    CHECK(p.size() == brute.size());
+    CHECK(p == brute);
+    MESSAGE(p.size() << " extreme price vectors beyond Hall's with every tie among four types");
+    // A case those prices decide and Hall's sets do too: prices (0, 1, 0, 1) need 14 GPUs' worth
+    // of types 1 and 3 (7 replicas at TP 2) where 9 are left (hand calculation).
+    const rows_t dense{{{1, 2, 0, 0}, 10}, {{0, 2, 0, 2}, 7}, {{1, 4, 0, 0}, 9}};
+    const std::array<long, max_types> few{60, 7, 19, 2};
     extreme_prices(every, 4, true, p);
-    CHECK(p.size() < 4096);
-    MESSAGE(p.size() << " extreme price vectors with every tie among four types");
+    CHECK_FALSE(fits_at_prices(p, dense, few, 4));
+    CHECK_FALSE(lp_fits(dense, few, 4));
+    // Hall's 0/1 vectors come first with `hall`, all of them, whatever the cap.
+    extreme_prices(every, 4, true, p, 15);
+    CHECK(p.size() == 15);
+    for (const price_vector& y : p) CHECK(std::all_of(y.begin(), y.end(), [](std::int64_t v) { return v <= 1; }));
 }

@@ -38,6 +38,7 @@ struct price_ties {
     void tie(std::size_t t, int a, std::size_t u, int b) {
         if (t == u) return;
         const int d = std::bit_width(unsigned(b)) - std::bit_width(unsigned(a));  // y_t a = y_u b
+        if (d < -15 || d > 15) return;  // beyond any TP ratio (a tie left out only weakens the test)
         diff[t][u] |= 1u << (d + 16);
         diff[u][t] |= 1u << (16 - d);
     }
@@ -50,47 +51,70 @@ struct price_ties {
     }
 };
 
-/// The extreme price vectors the ties allow, replacing `out`: trees of ties grown from every
-/// type, normalised to a least nonzero price of 1, each once. With `hall` off, vectors whose
-/// nonzero prices are all equal (Hall's, for a caller that tests those by sets of types) are
-/// left out. At most `most` vectors are kept: fewer only weaken the test (it may answer "fits"
-/// more often), so a floor built on it stays a floor; with up to four types and TP ratios up to
-/// 8 the cap is never reached.
+/// The extreme price vectors the ties allow, replacing `out`: trees of ties grown a type at a
+/// time (each vector normalised to a least nonzero price of 1 and kept once per level). With
+/// `hall`, every 0/1 vector comes first (Hall's sets: with five or more types they are not all
+/// trees of ties, and the cap must not drop them); without it, vectors whose nonzero prices are
+/// all equal are left out (a caller that tests Hall's sets itself). At most `most` distinct
+/// vectors are kept: fewer only weaken the test (it may answer "fits" more often), so a floor
+/// built on it stays a floor; with up to four types and TP ratios up to 8 the cap is not reached
+/// (1,353 vectors with every tie).
 inline void extreme_prices(const price_ties& ties, std::size_t T, bool hall, std::vector<price_vector>& out, std::size_t most = 4096) {
     out.clear();
     constexpr int span = 16;  // largest price ratio kept: 2^16
-    constexpr int none = std::numeric_limits<int>::min();
-    std::array<int, max_types> e;
-    e.fill(none);
-    std::size_t steps = 0;
-    auto keep = [&] {
-        int lo = span, hi = -span, n = 0;
-        for (std::size_t t = 0; t < T; ++t)
-            if (e[t] != none) lo = std::min(lo, e[t]), hi = std::max(hi, e[t]), ++n;
-        if ((!hall && (n < 2 || lo == hi)) || hi - lo > span) return;
+    constexpr std::int8_t none = std::numeric_limits<std::int8_t>::min();
+    using exponents = std::array<std::int8_t, max_types>;
+    auto price_of = [&](const exponents& e) {
         price_vector y{};
-        for (std::size_t t = 0; t < T; ++t) y[t] = e[t] == none ? 0 : std::int64_t{1} << (e[t] - lo);
-        out.push_back(y);
+        for (std::size_t t = 0; t < T; ++t) y[t] = e[t] == none ? 0 : std::int64_t{1} << e[t];
+        return y;
     };
-    auto grow = [&](auto& self) -> void {
-        keep();
-        for (std::size_t u = 0; u < T; ++u) {
-            if (e[u] != none) continue;
-            for (std::size_t t = 0; t < T; ++t) {
-                if (e[t] == none) continue;
-                for (std::uint32_t m = ties.diff[t][u]; m != 0; m &= m - 1) {
-                    const int d = std::countr_zero(m) - 16;
-                    if (std::abs(e[t] - d) > span || out.size() >= most || ++steps > 64 * most) continue;
-                    e[u] = e[t] - d;
-                    self(self);
-                    e[u] = none;
+    if (hall)
+        for (std::size_t u = 1; u < (std::size_t{1} << T) && out.size() < most; ++u) {
+            price_vector y{};
+            for (std::size_t t = 0; t < T; ++t) y[t] = u >> t & 1u;
+            out.push_back(y);
+        }
+    std::vector<exponents> level, next;
+    for (std::size_t r = 0; r < T; ++r) {
+        exponents e;
+        e.fill(none);
+        e[r] = 0;
+        level.push_back(e);
+    }
+    for (std::size_t k = 2; k <= T && !level.empty(); ++k) {
+        next.clear();
+        // (A level grown from part of the last only weakens the test, as the cap does.)
+        for (std::size_t n = 0; n < level.size() && next.size() < 16 * most; ++n) {
+            const exponents& e = level[n];
+            for (std::size_t u = 0; u < T; ++u) {
+                if (e[u] != none) continue;
+                for (std::size_t t = 0; t < T; ++t) {
+                    if (e[t] == none) continue;
+                    for (std::uint32_t m = ties.diff[t][u]; m != 0; m &= m - 1) {
+                        exponents g = e;
+                        int v = e[t] - (std::countr_zero(m) - 16), lo = std::min(v, 0), hi = v;
+                        for (std::size_t q = 0; q < T; ++q)
+                            if (g[q] != none) hi = std::max(hi, int(g[q]));
+                        if (hi - lo > span) continue;
+                        g[u] = static_cast<std::int8_t>(v);
+                        for (std::size_t q = 0; q < T; ++q)
+                            if (g[q] != none) g[q] = static_cast<std::int8_t>(g[q] - lo);
+                        next.push_back(g);
+                    }
                 }
             }
         }
-    };
-    for (std::size_t r = 0; r < T; ++r) e[r] = 0, grow(grow), e[r] = none;
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+        std::sort(next.begin(), next.end());
+        next.erase(std::unique(next.begin(), next.end()), next.end());
+        for (const exponents& e : next) {
+            if (out.size() >= most) return;
+            bool equal = true;
+            for (std::size_t q = 0; q < T; ++q) equal = equal && (e[q] == none || e[q] == 0);
+            if (!equal) out.push_back(price_of(e));  // all equal: a 0/1 vector, Hall's (above, with `hall`)
+        }
+        level.swap(next);
+    }
 }
 
 /// extreme_prices kept for the last ties asked: instances of one search repeat their ties (the

@@ -338,13 +338,13 @@ private:
     /// of every row a test builds from them. Up to four types (more: Hall's only, a weaker
     /// test, still a floor).
     void make_prices() {
-        prices_ = nullptr;
+        priced_ = false;
         if (types_ < 2 || types_ > 4) return;
         price_ties ties;
         for (const auto& os : options_)
             for (const option& a : os)
                 for (const option& b : os) ties.tie(a.type, a.tp, b.type, b.tp);
-        prices_ = &price_memo_(ties, types_, false);
+        priced_ = !price_memo_(ties, types_, false).empty();
     }
 
     /// Stage i's (type, TP) options, each at the fastest compute of a typing that has it, plus
@@ -462,12 +462,12 @@ private:
             if (need[u] > have[u]) return false;
         return true;
     }
-    [[nodiscard]] bool no_prices() const { return prices_ == nullptr || prices_->empty(); }
-    /// The same question at the extreme prices beyond Hall's (prices_): Hall's 0/1 prices see a
+    [[nodiscard]] bool no_prices() const { return !priced_; }
+    /// The same question at the extreme prices beyond Hall's (price_memo_): Hall's 0/1 prices see a
     /// stage that may take type a at TP 1 or type b at TP 2 as needing one GPU per replica of a
     /// or b; prices 2 on a and 1 on b see it needs two of b's worth.
     [[nodiscard]] bool priced_fits(const need_rows& rows, const std::array<long, max_types>& left) const {
-        return rows.full || no_prices() || fits_at_prices(*prices_, rows, left, types_);
+        return rows.full || no_prices() || fits_at_prices(price_memo_.last(), rows, left, types_);
     }
 
     /// A floor of the slowest of stages [i, P) given the GPUs the stages before took and the
@@ -918,7 +918,7 @@ private:
     std::vector<std::vector<option>> options_;
     std::size_t types_ = 0;           ///< GPU types of the instance
     price_cache price_memo_;
-    const std::vector<price_vector>* prices_ = nullptr;  ///< prices beyond Hall's (make_prices); null: none
+    bool priced_ = false;  ///< price_memo_ holds this solve's prices beyond Hall's (make_prices)
     std::vector<double> thresholds_;  ///< every option's time, sorted, distinct
     std::vector<double> cross_thresholds_;  ///< and the times beside a crossing (crossing_straggler)
     std::vector<double> spans_;             ///< per stage, the least crossing ring from it on (run_straggler)
