@@ -539,7 +539,7 @@ private:
             for (std::size_t k = first - 1; k + 1 < P; ++k) {
                 if (!(b.cross_fwd[k] < std::numeric_limits<double>::infinity())) continue;
                 copy(all, need, T);
-                std::array<demand, 2> beside{demand_[k], demand_[k + 1]};  // stages k, k+1 with the crossing
+                std::array<demand, 2> beside{k + 1 == first ? demand{} : demand_[k], demand_[k + 1]};  // stages k, k+1 with the crossing
                 auto limit = [&](std::size_t s, double shift) {
                     const demand d = allowed(s, theta, std::max(0.0, shift));
                     need[demand_[s].types] -= long(sp.D) * demand_[s].w;
