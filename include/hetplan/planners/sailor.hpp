@@ -369,8 +369,10 @@ private:
         auto& sig = sig_;
         sig.assign({static_cast<std::uint16_t>(f.P), static_cast<std::uint16_t>(f.mbs), static_cast<std::uint16_t>(D)});
         const auto types = static_cast<std::ptrdiff_t>(d.cells.types.size());
-        for (const auto& st : sp_.menus())
+        for (const auto& st : sp_.menus()) {
+            sig.push_back(static_cast<std::uint16_t>(st.choices.size()));  // where one stage's choices end
             for (const auto& c : st.choices) sig.insert(sig.end(), c.tp.begin(), c.tp.begin() + types);
+        }
         auto memo = seen_.find(sig);
         const bool fresh = memo == seen_.end();
         if (fresh) memo = seen_.emplace(sig, std::nullopt).first;
