@@ -577,19 +577,16 @@ private:
         const instance_bound& b = *bound_;
         const auto P = static_cast<std::size_t>(sp.P), first0 = static_cast<std::size_t>(i);
         const std::size_t C = sp.cells->cells.size(), T = types_, G = b.groups;
-        std::array<std::array<long, max_types>, 8> left{};
-        std::array<std::uint32_t, 8> in_group{};  // cells per group
-        for (std::size_t c = 0; c < C; ++c) {
-            left[b.cell_group[c]][sp.cells->cells[c].type] += cap_[c] - nd.used[c];
-            in_group[b.cell_group[c]] |= 1u << c;
-        }
+        std::array<std::array<long, max_types>, 8> left{};  // per group (zone_floor keeps at most 6)
+        for (std::size_t c = 0; c < C; ++c) left[b.cell_group[c]][sp.cells->cells[c].type] += cap_[c] - nd.used[c];
+        auto fastest = [&](std::size_t k) { return options_[k].empty() ? inf : options_[k].front().time; };
         const std::uint8_t prev = i > 0 ? patterns_[first0 - 1][nd.prev].groups : 0;
         auto send = [&](std::size_t k) {  // stage k's least time sending across boundary k
-            return k + 1 == first0 ? nd.open_lo + b.cross_fwd[k] : options_[k].front().time + std::max(0.0, b.cross_fwd[k] - b.stages[k].p2p_out);
+            return k + 1 == first0 ? nd.open_lo + b.cross_fwd[k] : fastest(k) + std::max(0.0, b.cross_fwd[k] - b.stages[k].p2p_out);
         };
         auto crossable = [&](std::size_t k, double v) {
             return b.cross_fwd[k] < inf && b.cross_bwd[k] < inf && send(k) <= v &&
-                   options_[k + 1].front().time + std::max(0.0, b.cross_bwd[k] - b.stages[k + 1].p2p_in) <= v;
+                   fastest(k + 1) + std::max(0.0, b.cross_bwd[k] - b.stages[k + 1].p2p_in) <= v;
         };
         auto serves = [&](std::size_t first, std::size_t last, std::size_t g, double v) {
             const std::size_t U = std::size_t{1} << T;
@@ -624,7 +621,7 @@ private:
         // Candidates: the thresholds, and where boundary i-1 becomes crossable (stage i-1's own
         // time is not a threshold).
         const double at_prev = i > 0 && b.cross_fwd[first0 - 1] < inf && b.cross_bwd[first0 - 1] < inf
-                                   ? std::max(send(first0 - 1), options_[first0].front().time + std::max(0.0, b.cross_bwd[first0 - 1] - b.stages[first0].p2p_in))
+                                   ? std::max(send(first0 - 1), fastest(first0) + std::max(0.0, b.cross_bwd[first0 - 1] - b.stages[first0].p2p_in))
                                    : inf;
         bool prev_tried = !(at_prev >= from && at_prev < inf);
         auto it = std::upper_bound(cross_thresholds_.begin(), cross_thresholds_.end(), from);
