@@ -120,7 +120,11 @@ struct instance_bound {
     std::vector<std::uint8_t> zone_group, group_scratch;
     std::vector<endpoint> group_ends;  ///< scratch: a stage's endpoints by group
     std::vector<double> cross_ring;    ///< scratch: [stage][group][group] ring floors
-    std::vector<double> group_compute; ///< scratch: [stage][group] least compute with a replica there, and with none
+    std::vector<double> group_compute; ///< scratch: [stage][group] least compute with a replica there, and with one elsewhere
+    /// Scratch of the placement test (make_instance_bound's threshold_placed): stages by their
+    /// options, their GPUs at each price, each part's GPUs and load at each price.
+    std::vector<std::pair<std::array<int, max_types>, int>> placed_rows;
+    std::vector<std::int64_t> placed_cost, placed_have, placed_load;
     /// zone_packing_floor's: the fastest transfer from one stage's endpoint set to another's
     /// across real zones, and a stage's sync floor with replicas in two real zones, by set ids
     /// (instances repeat them as zone_floor's do).
@@ -271,17 +275,19 @@ template <class Ends, class P2P, class Keep>
 }
 
 /// A floor of the iteration time from where the replicas can sit (b.zoned). The cells fall into
-/// zone groups (a cell's zone; with H6, its region's merged zones). Either every stage's
-/// replicas use the same set S of groups — then the plan draws only on S's GPUs (the straggler
-/// threshold with S's pool) and, where S has two groups, each stage's all-reduce ring crosses
-/// between two of them — or at some boundary a group is used on one side only: its cell sends
-/// and receives across groups (the pricer's optimistic boundary takes each cell's fastest link
-/// to the other side), so both stages beside it take the fastest transfer across groups. The
+/// zone groups (a cell's zone; with H6, its region's merged zones). The simulator pairs worker
+/// k of a stage with worker k of the next and takes a boundary at its slowest pair. Either some
+/// pair crosses groups, from g to another — then both stages beside it take the fastest
+/// transfer across groups, the one in g computing with a typing g holds, the other with one
+/// held outside g — or none does: every pipeline stays in one group, so a group S uses holds
+/// the same number d_g >= 1 of every stage's replicas, the d_g summing to D (the straggler
+/// threshold at which each group of S serves its d_g; the union of S's GPUs is a weaker test)
+/// and, where S has two groups, each stage's all-reduce ring crosses between two of them. The
 /// floor is the least over these cases. The other floors price a stage's transfers and its ring
 /// each at the fastest link, which holds only within one zone, and the pool as a whole. A
 /// crossing transfer that lacks a link counts as 0 (the search notes the link).
-template <class SP, class Time, class P2P, class Threshold>
-void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p, const Threshold& threshold_with) {
+template <class SP, class Time, class P2P, class Threshold, class Placed>
+void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p, const Threshold& threshold_with, const Placed& threshold_placed) {
     constexpr double inf = std::numeric_limits<double>::infinity();
     constexpr std::uint8_t none = 0xff;
     constexpr std::size_t most_groups = 6;  // 63 sets of groups
@@ -318,9 +324,8 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     const int m = sp.per_replica;
     double least = inf;
     // Each stage's least compute with a replica in group g (a typing with a GPU type g holds)
-    // and with none there (every type of the typing held outside g: a typing has a replica of
-    // each of its types), among the typings the pool can serve D replicas of (as the stage's
-    // own floor counts).
+    // and with one outside g (a type held elsewhere), among the typings the pool can serve D
+    // replicas of (as the stage's own floor counts).
     std::array<std::uint32_t, most_groups> types_in{}, types_out{};
     std::array<int, max_types> cap{};
     for (std::size_t c = 0; c < cells.size(); ++c)
@@ -339,16 +344,14 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
             for (std::size_t g = 0; g < G; ++g) {
                 double* at = &least_compute[(k * G + g) * 2];
                 if (ch.types & types_in[g]) at[0] = std::min(at[0], ch.compute.value);
-                if ((ch.types & ~types_out[g]) == 0) at[1] = std::min(at[1], ch.compute.value);
+                if (ch.types & types_out[g]) at[1] = std::min(at[1], ch.compute.value);
             }
         }
     auto in_g = [&](std::size_t k, std::size_t g) { return least_compute[(k * G + g) * 2]; };
     auto out_g = [&](std::size_t k, std::size_t g) { return least_compute[(k * G + g) * 2 + 1]; };
-    // Some boundary with a group g on one side only. A cell of g on that side sends to and
-    // receives from the other side across groups, and the pricer's optimistic boundary takes
-    // each cell's fastest link to the other side, both ways: both stages take the fastest such
-    // transfer; the one with g computes with a typing g holds, the other with one held outside
-    // g. `from_g`: the endpoint of `from` in g and that of `to` outside it, or the reverse;
+    // Some boundary with a pair of workers across groups, one in g: both stages take the
+    // fastest transfer between g and the rest, both ways (the pair's, or a slower one); the
+    // one with g computes with a typing g holds, the other with one held outside g. `from_g`: the endpoint of `from` in g and that of `to` outside it, or the reverse;
     // infinity where no such pair exists, 0 where every such pair lacks a link (the search
     // notes the link).
     auto across = [&](std::size_t from, std::size_t to, bytes size, std::size_t g, bool from_g) {
@@ -360,30 +363,11 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
         if (a == endpoint_sets::none || c == endpoint_sets::none) return price();
         return b.cross_boundary_memo((std::uint64_t{a} << 32) | (std::uint64_t{c} << 8) | (std::uint64_t{from_g} << 7) | g, size.value, price);
     };
-    b.cross_suffix.assign(P, inf);
-    b.cross_fwd.assign(P, inf);
-    b.cross_bwd.assign(P, inf);
-    for (std::size_t k = 0; k + 1 < P; ++k) {
-        const bytes size = sp.stages[k].activations;
-        const stage_floor &a = b.stages[k], &c = b.stages[k + 1];
-        for (std::size_t g = 0; g < G; ++g)
-            for (const bool before : {true, false}) {  // g on stage k's side only, or on stage k+1's
-                const double fwd = across(k, k + 1, size, g, before), bwd = across(k + 1, k, size, g, !before);
-                if (!(fwd < inf && bwd < inf)) continue;
-                b.cross_fwd[k] = std::min(b.cross_fwd[k], fwd);
-                b.cross_bwd[k] = std::min(b.cross_bwd[k], bwd);
-                const double mine = before ? in_g(k, g) : out_g(k, g), next = before ? out_g(k + 1, g) : in_g(k + 1, g);
-                const double strag = std::max(mine + a.p2p_in + fwd, next + bwd + c.p2p_out);
-                b.cross_suffix[k] = std::min(b.cross_suffix[k], strag);
-                const double with = b.prefix.sum[P] + (mine - a.compute) + (next - c.compute) + (fwd - a.p2p_out) + (bwd - c.p2p_in);
-                least = std::min(least, one_f_one_b_iteration(std::max(sum, with), std::max(b.straggler, strag), m, sync, update));
-            }
-    }
-    for (std::size_t k = P - 1; k-- > 0;) b.cross_suffix[k] = std::min(b.cross_suffix[k], b.cross_suffix[k + 1]);
-    // Every stage over the same groups S. A stage's ring over two or more groups has an edge
-    // from one to another: its floor over such edges, per stage and ordered pair of groups.
+    // A stage's ring over two or more groups has an edge from one to another: its floor over
+    // such edges, per stage and ordered pair of groups, and the least of them (`spans`).
     auto& ring = b.cross_ring;
     const bool spread = sp.D >= 2;
+    double spans = inf;
     if (spread) {
         ring.assign(P * G * G, inf);
         auto& split = b.group_ends;
@@ -406,16 +390,48 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
                     const std::uint32_t id = b.ends_id[k];
                     const std::uint64_t key = (std::uint64_t{id} << 32) | (std::uint64_t(unsigned(sp.D) & 0xfffffu) << 8) | (g << 4) | h;
                     ring[(k * G + g) * G + h] = id == endpoint_sets::none || sp.D > 0xfffff ? price() : b.cross_sync_memo(key, size.value, price);
+                    spans = std::min(spans, ring[(k * G + g) * G + h]);
                 }
         }
     }
+    // Each group's GPUs, and the least straggler threshold at which every stage, whole in one
+    // group, is served by its group's GPUs (the plans where no stage spans two groups).
+    std::array<std::array<int, max_types>, most_groups> pools{};
+    for (std::size_t c = 0; c < cells.size(); ++c) pools[cell_group[c]][cells[c].type] += cells[c].capacity;
+    const double placed = threshold_placed(std::span<const std::array<int, max_types>>{pools.data(), G});
+    b.cross_suffix.assign(P, inf);
+    b.cross_fwd.assign(P, inf);
+    b.cross_bwd.assign(P, inf);
+    for (std::size_t k = 0; k + 1 < P; ++k) {
+        const bytes size = sp.stages[k].activations;
+        const stage_floor &a = b.stages[k], &c = b.stages[k + 1];
+        for (std::size_t g = 0; g < G; ++g)
+            for (const bool before : {true, false}) {  // the pair's worker in g on stage k, or on stage k+1
+                const double fwd = across(k, k + 1, size, g, before), bwd = across(k + 1, k, size, g, !before);
+                if (!(fwd < inf && bwd < inf)) continue;
+                b.cross_fwd[k] = std::min(b.cross_fwd[k], fwd);
+                b.cross_bwd[k] = std::min(b.cross_bwd[k], bwd);
+                const double mine = before ? in_g(k, g) : out_g(k, g), next = before ? out_g(k + 1, g) : in_g(k + 1, g);
+                const double strag = std::max(mine + a.p2p_in + fwd, next + bwd + c.p2p_out);
+                b.cross_suffix[k] = std::min(b.cross_suffix[k], strag);
+                const double with = b.prefix.sum[P] + (mine - a.compute) + (next - c.compute) + (fwd - a.p2p_out) + (bwd - c.p2p_in);
+                // With a crossing, either no stage spans two groups (each is served by its
+                // group's GPUs) or one does, and its ring crosses.
+                const double total = std::max(sum, with), slowest = std::max(b.straggler, strag);
+                if (placed < inf) least = std::min(least, one_f_one_b_iteration(total, std::max(slowest, placed), m, sync, update));
+                if (spans < inf) least = std::min(least, one_f_one_b_iteration(total, slowest, m, std::max(sync, spans), update));
+            }
+    }
+    for (std::size_t k = P - 1; k-- > 0;) b.cross_suffix[k] = std::min(b.cross_suffix[k], b.cross_suffix[k + 1]);
+    // No crossing: every stage over the same groups S, each holding the same share of every
+    // stage's replicas.
     for (unsigned S = 1; S < (1u << G); ++S) {
         const int n = std::popcount(S);
         if (n > sp.D) continue;
-        std::array<int, max_types> pool{};
-        for (std::size_t c = 0; c < cells.size(); ++c)
-            if (S >> cell_group[c] & 1u) pool[cells[c].type] += cells[c].capacity;
-        const double strag = threshold_with(pool);
+        std::array<std::array<int, max_types>, most_groups> parts{};
+        for (std::size_t g = 0, q = 0; g < G; ++g)
+            if (S >> g & 1u) parts[q++] = pools[g];
+        const double strag = threshold_with(std::span<const std::array<int, max_types>>{parts.data(), static_cast<std::size_t>(n)});
         if (!(strag < inf)) continue;
         double slowest = sync;
         if (n >= 2)
@@ -705,7 +721,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
                 for (const auto& y : b.singles[i]) ties.tie(x.type, x.tp, y.type, y.tp);
         (void)b.prices(ties, T, true);
     }
-    auto serves_all = [&](double v, const std::array<int, max_types>& pool) {
+    auto serves_all = [&](double v, const std::array<int, max_types>& pool, int D) {
         boost::container::small_vector<std::array<int, max_types>, 64> allowed(P);
         for (std::size_t i = 0; i < P; ++i) {
             allowed[i].fill(0);
@@ -717,9 +733,9 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
             }
             if (!any) return false;
         }
-        return fractional_assignment_fits(allowed, sp.D, pool, T, b.prices.last());
+        return fractional_assignment_fits(allowed, D, pool, T, b.prices.last());
     };
-    const auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !serves_all(v, cap); });
+    const auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !serves_all(v, cap, sp.D); });
     if (it == thresholds.end()) return;
 
     // Sync: the fastest uniform ring over endpoints the stage could use.
@@ -757,13 +773,103 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
     b.sum = pooled_sum ? std::max(b.prefix.sum[P], pooled_sum_floor(b, sp, cap, T)) : b.prefix.sum[P];
     // Where replicas sit, with the LP: the tight floors of instances that reach the front.
     if (!pooled_sum) return;
-    // The least threshold at which a part of the pool serves every stage (infinity: never).
-    auto threshold_with = [&](const std::array<int, max_types>& pool) {
-        if (pool == cap) return *it;
-        const auto at = std::partition_point(it, thresholds.end(), [&](double v) { return !serves_all(v, pool); });
+    // The least threshold at which parts of the pool serve every stage, each part whole
+    // replicas of every stage (at least one) and together D: zone_floor's groups when no
+    // pipeline crosses between them (infinity: never). Monotone in the threshold.
+    auto threshold_with = [&](std::span<const std::array<int, max_types>> parts) {
+        std::array<int, max_types> all{};
+        for (const auto& p : parts)
+            for (std::size_t t = 0; t < T; ++t) all[t] += p[t];
+        const auto whole = all == cap ? it : std::partition_point(it, thresholds.end(), [&](double v) { return !serves_all(v, all, sp.D); });
+        if (parts.size() < 2 || whole == thresholds.end()) return whole == thresholds.end() ? inf : *whole;
+        const int most = sp.D - static_cast<int>(parts.size()) + 1;  // the others take one each
+        auto split = [&](double v) {
+            int total = 0;
+            for (const auto& p : parts) {
+                int lo = 0, hi = most;  // the most replicas p serves at v (serving is monotone in them)
+                while (lo < hi) {
+                    const int mid = (lo + hi + 1) / 2;
+                    if (serves_all(v, p, mid)) lo = mid;
+                    else hi = mid - 1;
+                }
+                if (lo == 0) return false;
+                total += lo;
+            }
+            return total >= sp.D;
+        };
+        const auto at = std::partition_point(whole, thresholds.end(), [&](double v) { return !split(v); });
         return at == thresholds.end() ? inf : *at;
     };
-    zone_floor(b, sp, tm, p2p, threshold_with);
+    // The least threshold at which every stage, whole in one of the parts, is served by its
+    // part's GPUs, even fractionally: stages with the same options at the threshold form a
+    // class, and every split of each class's count over the parts is tried against the
+    // instance's prices (any prices give a necessary condition; these decide the fractional
+    // test), a part's load rising as classes are added. Beyond `most_splits` splits the pool
+    // as a whole (a weaker test, still a floor). Monotone in the threshold; infinity: never.
+    auto threshold_placed = [&](std::span<const std::array<int, max_types>> parts) {
+        constexpr double most_splits = 1 << 14;
+        const std::size_t G = parts.size();
+        const std::vector<price_vector>& Y = b.prices.last();
+        auto& cls = b.placed_rows;  // (row, stages)
+        auto& cost = b.placed_cost;  // [class][price]: the cheapest GPUs of one replica at the price
+        auto& have = b.placed_have;  // [part][price]
+        auto& load = b.placed_load;  // [part][price]
+        have.assign(G * Y.size(), 0);
+        for (std::size_t g = 0; g < G; ++g)
+            for (std::size_t y = 0; y < Y.size(); ++y)
+                for (std::size_t t = 0; t < T; ++t) have[g * Y.size() + y] += Y[y][t] * parts[g][t];
+        auto placed = [&](double v) {
+            cls.clear();
+            for (std::size_t i = 0; i < P; ++i) {
+                std::array<int, max_types> row{};
+                bool any = false;
+                for (const auto& ch : b.singles[i]) {
+                    if (stage_time(i, ch) > v) continue;
+                    row[ch.type] = row[ch.type] == 0 ? ch.tp : std::min<int>(row[ch.type], ch.tp);
+                    any = true;
+                }
+                if (!any) return false;
+                auto same = std::ranges::find_if(cls, [&](const auto& c) { return c.first == row; });
+                if (same == cls.end()) cls.push_back({row, 1});
+                else ++same->second;
+            }
+            double splits = 1;
+            for (const auto& [row, n] : cls)
+                for (std::size_t q = 1; q < G; ++q) splits = splits * double(n + q) / double(q);
+            if (splits > most_splits) return serves_all(v, cap, sp.D);
+            cost.assign(cls.size() * Y.size(), 0);
+            for (std::size_t j = 0; j < cls.size(); ++j)
+                for (std::size_t y = 0; y < Y.size(); ++y) {
+                    std::int64_t cheapest = std::numeric_limits<std::int64_t>::max();
+                    for (std::size_t t = 0; t < T; ++t)
+                        if (cls[j].first[t] > 0) cheapest = std::min<std::int64_t>(cheapest, Y[y][t] * cls[j].first[t]);
+                    cost[j * Y.size() + y] = cheapest * sp.D;
+                }
+            load.assign(G * Y.size(), 0);
+            // Class j's stages, `left` of them still to place, over parts g.. (the last takes the rest).
+            auto place = [&](auto&& self, std::size_t j, std::size_t g, int left) -> bool {
+                if (j == cls.size()) return true;
+                const int first = g + 1 == G ? left : 0;
+                for (int n = first; n <= left; ++n) {
+                    bool fits = true;
+                    for (std::size_t y = 0; y < Y.size(); ++y) {
+                        auto& l = load[g * Y.size() + y];
+                        l += cost[j * Y.size() + y] * n;
+                        fits = fits && l <= have[g * Y.size() + y];
+                    }
+                    const bool found = fits && (g + 1 == G ? self(self, j + 1, 0, j + 1 < cls.size() ? cls[j + 1].second : 0) : self(self, j, g + 1, left - n));
+                    for (std::size_t y = 0; y < Y.size(); ++y) load[g * Y.size() + y] -= cost[j * Y.size() + y] * n;
+                    if (found) return true;
+                    if (!fits) return false;  // more of the class only adds to the part's load
+                }
+                return false;
+            };
+            return place(place, 0, 0, cls.empty() ? 0 : cls[0].second);
+        };
+        const auto at = std::partition_point(it, thresholds.end(), [&](double v) { return !placed(v); });
+        return at == thresholds.end() ? inf : *at;
+    };
+    zone_floor(b, sp, tm, p2p, threshold_with, threshold_placed);
     zone_packing_floor(b, sp, tm, p2p, cap);
 }
 
