@@ -351,9 +351,9 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     auto out_g = [&](std::size_t k, std::size_t g) { return least_compute[(k * G + g) * 2 + 1]; };
     // Some boundary with a pair of workers across groups, one in g: both stages take the
     // fastest transfer between g and the rest, both ways (the pair's, or a slower one); the
-    // one with g computes with a typing g holds, the other with one held outside g. `from_g`: the endpoint of `from` in g and that of `to` outside it, or the reverse;
-    // infinity where no such pair exists, 0 where every such pair lacks a link (the search
-    // notes the link).
+    // one with g computes with a typing g holds, the other with one held outside g. `from_g`:
+    // the endpoint of `from` in g and that of `to` outside it, or the reverse; infinity where
+    // no such pair exists, 0 where every such pair lacks a link (the search notes the link).
     auto across = [&](std::size_t from, std::size_t to, bytes size, std::size_t g, bool from_g) {
         auto price = [&] {
             return fastest_kept_pair(b.ends[from], b.ends[to], size, p2p,
