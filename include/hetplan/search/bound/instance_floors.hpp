@@ -120,7 +120,7 @@ struct instance_bound {
     std::vector<std::uint8_t> zone_group, group_scratch;
     std::vector<endpoint> group_ends;  ///< scratch: a stage's endpoints by group
     std::vector<double> cross_ring;    ///< scratch: [stage][group][group] ring floors
-    std::vector<double> group_compute; ///< scratch: [stage][group] least compute with a replica there, and with one elsewhere
+    std::vector<double> group_compute; ///< scratch: [stage][group] least compute with a replica there, with one elsewhere, with none there
     /// Scratch of the placement test (make_instance_bound's threshold_placed): stages by their
     /// options, their GPUs at each price, each part's GPUs and load at each price.
     std::vector<std::pair<std::array<int, max_types>, int>> placed_rows;
@@ -279,7 +279,8 @@ template <class Ends, class P2P, class Keep>
 /// k of a stage with worker k of the next and takes a boundary at its slowest pair. Either some
 /// pair crosses groups, from g to another — then both stages beside it take the fastest
 /// transfer across groups, the one in g computing with a typing g holds, the other with one
-/// held outside g — or none does: every pipeline stays in one group, so a group S uses holds
+/// held outside g, and either every stage sits whole in one group (the stages placed on the
+/// groups so that each group's GPUs serve its own) or some stage's ring crosses — or none does: every pipeline stays in one group, so a group S uses holds
 /// the same number d_g >= 1 of every stage's replicas, the d_g summing to D (the straggler
 /// threshold at which each group of S serves its d_g; the union of S's GPUs is a weaker test)
 /// and, where S has two groups, each stage's all-reduce ring crosses between two of them. The
@@ -323,8 +324,9 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     const double sum = std::max(b.sum, b.prefix.sum[P]), sync = b.prefix.sync[P], update = b.prefix.update[P];
     const int m = sp.per_replica;
     double least = inf;
-    // Each stage's least compute with a replica in group g (a typing with a GPU type g holds)
-    // and with one outside g (a type held elsewhere), among the typings the pool can serve D
+    // Each stage's least compute with a replica in group g (a typing with a GPU type g holds),
+    // with one outside g (a type held elsewhere) and with none in g (every type held elsewhere:
+    // a typing has a replica of each of its types), among the typings the pool can serve D
     // replicas of (as the stage's own floor counts).
     std::array<std::uint32_t, most_groups> types_in{}, types_out{};
     std::array<int, max_types> cap{};
@@ -333,8 +335,8 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     for (std::size_t g = 0; g < G; ++g)
         for (std::size_t h = 0; h < G; ++h)
             if (h != g) types_out[g] |= types_in[h];
-    auto& least_compute = b.group_compute;  // [stage][group][in, out]
-    least_compute.assign(P * G * 2, inf);
+    auto& least_compute = b.group_compute;  // [stage][group][in, out, none in]
+    least_compute.assign(P * G * 3, inf);
     for (std::size_t k = 0; k < P; ++k)
         for (const auto& ch : sp.stages[k].choices) {
             int supply = 0;
@@ -342,13 +344,15 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
                 if (ch.types >> t & 1u) supply += cap[t] / ch.tp[t];
             if (supply < sp.D) continue;
             for (std::size_t g = 0; g < G; ++g) {
-                double* at = &least_compute[(k * G + g) * 2];
+                double* at = &least_compute[(k * G + g) * 3];
                 if (ch.types & types_in[g]) at[0] = std::min(at[0], ch.compute.value);
                 if (ch.types & types_out[g]) at[1] = std::min(at[1], ch.compute.value);
+                if ((ch.types & ~types_out[g]) == 0) at[2] = std::min(at[2], ch.compute.value);
             }
         }
-    auto in_g = [&](std::size_t k, std::size_t g) { return least_compute[(k * G + g) * 2]; };
-    auto out_g = [&](std::size_t k, std::size_t g) { return least_compute[(k * G + g) * 2 + 1]; };
+    auto in_g = [&](std::size_t k, std::size_t g) { return least_compute[(k * G + g) * 3]; };
+    auto out_g = [&](std::size_t k, std::size_t g) { return least_compute[(k * G + g) * 3 + 1]; };
+    auto none_g = [&](std::size_t k, std::size_t g) { return least_compute[(k * G + g) * 3 + 2]; };
     // Some boundary with a pair of workers across groups, one in g: both stages take the
     // fastest transfer between g and the rest, both ways (the pair's, or a slower one); the
     // one with g computes with a typing g holds, the other with one held outside g. `from_g`:
@@ -413,7 +417,10 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
                 b.cross_bwd[k] = std::min(b.cross_bwd[k], bwd);
                 const double mine = before ? in_g(k, g) : out_g(k, g), next = before ? out_g(k + 1, g) : in_g(k + 1, g);
                 const double strag = std::max(mine + a.p2p_in + fwd, next + bwd + c.p2p_out);
-                b.cross_suffix[k] = std::min(b.cross_suffix[k], strag);
+                // The pattern search's cases are by set of groups: g on one side only, the
+                // other side with no replica in g.
+                const double set_mine = before ? mine : none_g(k, g), set_next = before ? none_g(k + 1, g) : next;
+                b.cross_suffix[k] = std::min(b.cross_suffix[k], std::max(set_mine + a.p2p_in + fwd, set_next + bwd + c.p2p_out));
                 const double with = b.prefix.sum[P] + (mine - a.compute) + (next - c.compute) + (fwd - a.p2p_out) + (bwd - c.p2p_in);
                 // With a crossing, either no stage spans two groups (each is served by its
                 // group's GPUs) or one does, and its ring crosses.
@@ -804,8 +811,9 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
     // part's GPUs, even fractionally: stages with the same options at the threshold form a
     // class, and every split of each class's count over the parts is tried against the
     // instance's prices (any prices give a necessary condition; these decide the fractional
-    // test), a part's load rising as classes are added. Beyond `most_splits` splits the pool
-    // as a whole (a weaker test, still a floor). Monotone in the threshold; infinity: never.
+    // test), a part's load rising as classes are added. Beyond `most_splits` splits: yes (the
+    // pool as a whole, which serves them from `it` on; a weaker test, still a floor, and not
+    // monotone then, so the search may stop below the exact answer). Infinity: never.
     auto threshold_placed = [&](std::span<const std::array<int, max_types>> parts) {
         constexpr double most_splits = 1 << 14;
         const std::size_t G = parts.size();
@@ -836,7 +844,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
             double splits = 1;
             for (const auto& [row, n] : cls)
                 for (std::size_t q = 1; q < G; ++q) splits = splits * double(n + q) / double(q);
-            if (splits > most_splits) return serves_all(v, cap, sp.D);
+            if (splits > most_splits) return true;  // the pool as a whole serves them from `it` on
             cost.assign(cls.size() * Y.size(), 0);
             for (std::size_t j = 0; j < cls.size(); ++j)
                 for (std::size_t y = 0; y < Y.size(); ++y) {
