@@ -280,10 +280,11 @@ template <class Ends, class P2P, class Keep>
 /// pair crosses groups, from g to another — then both stages beside it take the fastest
 /// transfer across groups, the one in g computing with a typing g holds, the other with one
 /// held outside g, and either every stage sits whole in one group (the stages placed on the
-/// groups so that each group's GPUs serve its own) or some stage's ring crosses — or none does: every pipeline stays in one group, so a group S uses holds
-/// the same number d_g >= 1 of every stage's replicas, the d_g summing to D (the straggler
-/// threshold at which each group of S serves its d_g; the union of S's GPUs is a weaker test)
-/// and, where S has two groups, each stage's all-reduce ring crosses between two of them. The
+/// groups so that each group's GPUs serve its own) or some stage's ring crosses — or none
+/// does: every pipeline stays in one group, so a group S uses holds the same number d_g >= 1
+/// of every stage's replicas, the d_g summing to D (the straggler threshold at which each
+/// group of S serves its d_g; the union of S's GPUs is a weaker test) and, where S has two
+/// groups, each stage's all-reduce ring crosses between two of them. The
 /// floor is the least over these cases. The other floors price a stage's transfers and its ring
 /// each at the fastest link, which holds only within one zone, and the pool as a whole. A
 /// crossing transfer that lacks a link counts as 0 (the search notes the link).
@@ -728,18 +729,22 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
                 for (const auto& y : b.singles[i]) ties.tie(x.type, x.tp, y.type, y.tp);
         (void)b.prices(ties, T, true);
     }
+    // Stage i's least TP per type among its singles no slower than v (0: not allowed); false
+    // when none is.
+    auto allowed_at = [&](std::size_t i, double v, std::array<int, max_types>& row) {
+        row.fill(0);
+        bool any = false;
+        for (const auto& ch : b.singles[i]) {
+            if (stage_time(i, ch) > v) continue;
+            row[ch.type] = row[ch.type] == 0 ? ch.tp : std::min<int>(row[ch.type], ch.tp);
+            any = true;
+        }
+        return any;
+    };
     auto serves_all = [&](double v, const std::array<int, max_types>& pool, int D) {
         boost::container::small_vector<std::array<int, max_types>, 64> allowed(P);
-        for (std::size_t i = 0; i < P; ++i) {
-            allowed[i].fill(0);
-            bool any = false;
-            for (const auto& ch : b.singles[i]) {
-                if (stage_time(i, ch) > v) continue;
-                allowed[i][ch.type] = allowed[i][ch.type] == 0 ? ch.tp : std::min<int>(allowed[i][ch.type], ch.tp);
-                any = true;
-            }
-            if (!any) return false;
-        }
+        for (std::size_t i = 0; i < P; ++i)
+            if (!allowed_at(i, v, allowed[i])) return false;
         return fractional_assignment_fits(allowed, D, pool, T, b.prices.last());
     };
     const auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !serves_all(v, cap, sp.D); });
@@ -829,14 +834,8 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
         auto placed = [&](double v) {
             cls.clear();
             for (std::size_t i = 0; i < P; ++i) {
-                std::array<int, max_types> row{};
-                bool any = false;
-                for (const auto& ch : b.singles[i]) {
-                    if (stage_time(i, ch) > v) continue;
-                    row[ch.type] = row[ch.type] == 0 ? ch.tp : std::min<int>(row[ch.type], ch.tp);
-                    any = true;
-                }
-                if (!any) return false;
+                std::array<int, max_types> row;
+                if (!allowed_at(i, v, row)) return false;
                 auto same = std::ranges::find_if(cls, [&](const auto& c) { return c.first == row; });
                 if (same == cls.end()) cls.push_back({row, 1});
                 else ++same->second;
@@ -847,12 +846,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
             if (splits > most_splits) return true;  // the pool as a whole serves them from `it` on
             cost.assign(cls.size() * Y.size(), 0);
             for (std::size_t j = 0; j < cls.size(); ++j)
-                for (std::size_t y = 0; y < Y.size(); ++y) {
-                    std::int64_t cheapest = std::numeric_limits<std::int64_t>::max();
-                    for (std::size_t t = 0; t < T; ++t)
-                        if (cls[j].first[t] > 0) cheapest = std::min<std::int64_t>(cheapest, Y[y][t] * cls[j].first[t]);
-                    cost[j * Y.size() + y] = cheapest * sp.D;
-                }
+                for (std::size_t y = 0; y < Y.size(); ++y) cost[j * Y.size() + y] = cheapest_at(Y[y], cls[j].first, T) * sp.D;
             load.assign(G * Y.size(), 0);
             // Class j's stages, `left` of them still to place, over parts g.. (the last takes the rest).
             auto place = [&](auto&& self, std::size_t j, std::size_t g, int left) -> bool {

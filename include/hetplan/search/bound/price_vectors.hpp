@@ -138,6 +138,16 @@ private:
     std::vector<price_vector> prices_;
 };
 
+/// What one replica of a row costs at prices y: its cheapest allowed type (row[t], the TP for
+/// type t; 0: not allowed). The largest int64 where the row allows no type.
+template <class Row>
+[[nodiscard]] std::int64_t cheapest_at(const price_vector& y, const Row& row, std::size_t T) {
+    std::int64_t cheapest = std::numeric_limits<std::int64_t>::max();
+    for (std::size_t t = 0; t < T; ++t)
+        if (row[t] > 0) cheapest = std::min<std::int64_t>(cheapest, y[t] * row[t]);
+    return cheapest;
+}
+
 /// Whether the rows fit the GPUs left at every one of the prices: `rows` a range of (row, n)
 /// pairs, row[t] the row's TP for type t (0: not allowed), n its replicas.
 template <class Rows, class Left>
@@ -146,9 +156,7 @@ template <class Rows, class Left>
         std::int64_t have = 0, need = 0;
         for (std::size_t t = 0; t < T; ++t) have += y[t] * left[t];
         for (const auto& [row, n] : rows) {
-            std::int64_t cheapest = std::numeric_limits<std::int64_t>::max();
-            for (std::size_t t = 0; t < T; ++t)
-                if (row[t] > 0) cheapest = std::min<std::int64_t>(cheapest, y[t] * row[t]);
+            const std::int64_t cheapest = cheapest_at(y, row, T);
             if (cheapest == std::numeric_limits<std::int64_t>::max()) return false;  // a row no type serves
             need += cheapest * n;
         }
