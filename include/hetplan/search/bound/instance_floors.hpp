@@ -118,6 +118,7 @@ struct instance_bound {
     /// are forgotten when it changes).
     seconds_memo cross_boundary_memo{11}, cross_sync_memo{11};
     std::vector<std::uint8_t> zone_group, group_scratch;
+    std::vector<std::uint32_t> zone_root;
     std::vector<endpoint> group_ends;  ///< scratch: a stage's endpoints by group
     std::vector<double> cross_ring;    ///< scratch: [stage][group][group] ring floors
     std::vector<double> group_compute; ///< scratch: [stage][group] least compute with a replica there, with one elsewhere, with none there
@@ -299,24 +300,41 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     const auto& cells = sp.cells->cells;
     const problem& pb = *sp.pb;
     const std::size_t P = b.stages.size();
-    // Groups: one per distinct cell zone; every real zone behind a cell belongs to its group.
+    // Groups: the real zones that cells link (a cell H6 merged spans several; cells that share a
+    // zone share a group, as two types' cells of one region do when one type is missing from a
+    // zone), so workers in two groups always sit in two zones.
+    const std::size_t Z = pb.hw.zones.size();
+    auto& root = b.zone_root;
+    root.resize(Z);
+    for (std::size_t z = 0; z < Z; ++z) root[z] = static_cast<std::uint32_t>(z);
+    auto find = [&](std::size_t z) {
+        while (root[z] != z) z = root[z] = root[root[z]];
+        return z;
+    };
+    for (const auto& c : cells) {
+        if (c.zone.index() >= Z) return;
+        for (const auto& [z, n] : c.zones) {
+            if (z.index() >= Z) return;
+            const std::size_t x = find(c.zone.index()), y = find(z.index());
+            root[std::max(x, y)] = static_cast<std::uint32_t>(std::min(x, y));
+        }
+    }
     auto& group = b.group_scratch;
-    group.assign(pb.hw.zones.size(), none);
-    std::array<zone_id, max_cells> rep{};
+    group.assign(Z, none);
+    std::array<std::size_t, max_cells> rep{};
     auto& cell_group = b.cell_group;
     std::size_t G = 0;
     for (std::size_t c = 0; c < cells.size(); ++c) {
+        const std::size_t r = find(cells[c].zone.index());
         std::size_t g = 0;
-        while (g < G && rep[g] != cells[c].zone) ++g;
+        while (g < G && rep[g] != r) ++g;
         if (g == G) {
             if (G == most_groups) return;
-            rep[G++] = cells[c].zone;
+            rep[G++] = r;
         }
         cell_group[c] = static_cast<std::uint8_t>(g);
-        for (const auto& [z, n] : cells[c].zones) {
-            if (z.index() >= group.size() || (group[z.index()] != none && group[z.index()] != g)) return;  // groups overlap: no cases
-            group[z.index()] = static_cast<std::uint8_t>(g);
-        }
+        group[cells[c].zone.index()] = static_cast<std::uint8_t>(g);
+        for (const auto& [z, n] : cells[c].zones) group[z.index()] = static_cast<std::uint8_t>(g);
     }
     if (G < 2) return;
     if (group != b.zone_group) b.cross_boundary_memo.clear(), b.cross_sync_memo.clear(), b.zone_group.swap(group);

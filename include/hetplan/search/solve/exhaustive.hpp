@@ -37,7 +37,10 @@ public:
         auto rec = [&](auto&& self, int i, const cell_counts& rest) -> void {
             if (stopped_ || (poll() && (stopped_ = true))) return;
             if (i == sp.P) {
-                const plan pl = build_plan(sp, chosen);
+                // Replicas that do not fit the real zones behind H6's merged cells are no plan.
+                const std::optional<plan> built = try_build_plan(sp, chosen);
+                if (!built) return;
+                const plan& pl = *built;
                 const estimate e = sim_.run(pb, pl);
                 ++plans_;
                 if (visit_) visit_(pl, e);
