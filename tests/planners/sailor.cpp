@@ -420,6 +420,83 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
     CHECK(zoned_uneven > 0);
 }
 
+TEST_CASE("stage-time sum floor: stages with the same options share the LP's variables, at the value of the LP with a row per stage") {
+    // The straightforward LP of pooled_sum_floor's comment: stage i draws a fraction of its D
+    // replicas from (type, TP) at the fastest compute of a typing with them, within each type's
+    // GPUs; here built with one row per stage, every (type, TP) a stage offers.
+    fixtures::example_inputs in = fixtures::default_example();
+    in.model = fixtures::gpt_neo_2_7b();
+    in.job.global_batch = 64;
+    test::xorshift gen(4417);
+    const simulator<> sim;
+    const prune::all pruners{h2_memory_fit<>{}};
+    const h1_tp_within_node h1{};
+    boost::hana::tuple<> no_hooks;
+    int compared = 0, shared = 0, lp_binds = 0;
+    for (int trial = 0; trial < 16; ++trial) {
+        in.hw.pool.set(gpu_type_id{0}, zone_id{0}, 4 * static_cast<int>(1 + gen.below(12)));
+        in.hw.pool.set(gpu_type_id{1}, zone_id{0}, 4 * static_cast<int>(1 + gen.below(12)));
+        const problem pb = in.as_problem();
+        pruners.begin(pb);
+        const cell_set cells = make_cells(pb.hw, pb.hw.pool, [](gpu_type_id) { return true; });
+        std::vector<std::vector<int>> tps;
+        for (auto g : cells.types) tps.push_back(h1(pb, g));
+        const std::size_t T = cells.types.size();
+        std::array<int, max_types> cap{};
+        for (const auto& c : cells.cells) cap[c.type] += c.capacity;
+        const int P = 2 + static_cast<int>(gen.below(11));
+        const auto part = even_partition(pb.model.num_layers(), P);
+        const auto times = time_stages(pb, cells, part, 1, tps, sim.time, {}, schedule_kind::one_f_one_b);
+        stage_problem<prune::all<h2_memory_fit<>>> sp;
+        for (int D : {1, 2, 4}) {
+            build_stage_problem(sp, pb, cells, part, 1, D, times, pruners, tp_level{}, {}, no_hooks);
+            make_instance_bound(sp.bound, sp, sim.time, false);
+            if (!sp.bound.feasible()) continue;
+            const instance_bound& b = sp.bound;
+            small_ilp lp;
+            std::vector<std::array<double, 4>> vars;  // stage, type, TP, cost
+            for (std::size_t i = 0; i < b.stages.size(); ++i)
+                for (std::size_t t = 0; t < T; ++t)
+                    for (int tp = 1; tp <= 8; tp *= 2) {
+                        double cost = std::numeric_limits<double>::infinity();
+                        for (const auto& ch : sp.stages[i].choices)
+                            if ((ch.types >> t & 1u) && ch.tp[t] == tp) cost = std::min(cost, ch.compute.value);
+                        if (cost < std::numeric_limits<double>::infinity()) vars.push_back({double(i), double(t), double(tp), cost});
+                    }
+            lp.reset(vars.size());
+            for (std::size_t j = 0; j < vars.size(); ++j) lp.set_cost(j, vars[j][3]);
+            for (std::size_t i = 0; i < b.stages.size(); ++i) {
+                const std::size_t r = lp.add_row(small_ilp::sense::eq, 1.0);
+                for (std::size_t j = 0; j < vars.size(); ++j)
+                    if (vars[j][0] == double(i)) lp.coef(r, j, 1.0);
+            }
+            for (std::size_t t = 0; t < T; ++t) {
+                const std::size_t r = lp.add_row(small_ilp::sense::le, cap[t]);
+                for (std::size_t j = 0; j < vars.size(); ++j)
+                    if (vars[j][1] == double(t)) lp.coef(r, j, D * vars[j][2]);
+            }
+            const auto v = lp.relaxation();
+            double comm = 0, most = 0;
+            for (const stage_floor& f : b.stages) comm += f.p2p_in + f.p2p_out, most = std::max(most, f.time());
+            const double with_straggler = b.prefix.sum[b.stages.size()] - most + b.straggler;
+            const double got = pooled_sum_floor(sp.bound, sp, cap, T);
+            CAPTURE(trial);
+            CAPTURE(D);
+            if (!v) {
+                CHECK(got == std::numeric_limits<double>::infinity());
+                continue;
+            }
+            ++compared;
+            CHECK(got == doctest::Approx(std::max(with_straggler, *v * (1 - 1e-9) + comm)).epsilon(1e-12));
+            if (*v * (1 - 1e-9) + comm > with_straggler) ++lp_binds;
+            if (sp.bound.lp_classes.size() < b.stages.size()) ++shared;
+        }
+    }
+    MESSAGE(compared << " instances compared, " << shared << " with stages sharing variables, the LP above the straggler's sum in " << lp_binds);
+    CHECK(shared > 0);
+    CHECK(lp_binds > 0);
+}
+
 TEST_CASE("branch and bound returns exactly the straightforward search's plans") {
     for (unsigned seed = 1; seed <= 4; ++seed) {
         const random_world w(seed, seed % 2 == 1);

@@ -93,14 +93,19 @@ struct instance_bound {
     /// The extreme prices of ties between any two singles of one stage (price_vectors.hpp): every
     /// fractional-assignment test of the instance is exact at them.
     price_cache prices;
-    /// The LP of the stage-time sum (pooled_sum_floor) and its variables: (stage, type, TP) at
-    /// the fastest compute of a typing with them.
+    /// The LP of the stage-time sum (pooled_sum_floor) and its variables: (class of stages with
+    /// the same options, type, TP) at the fastest compute of a typing with them; each class's
+    /// first variable and its stages.
     struct lp_var {
-        std::size_t stage, type;
+        std::size_t cls, type;
         int tp;
         double cost;
     };
     std::vector<lp_var> lp_vars;
+    struct lp_class {
+        std::size_t first, vars, stages;
+    };
+    std::vector<lp_class> lp_classes;
     small_ilp lp;
     /// Point-to-point times already priced, (from, to) -> seconds per bytes: instances repeat
     /// endpoint pairs and activation sizes (the network lookup and a polynomial link's log2
@@ -226,10 +231,15 @@ template <class SP>
     for (const stage_floor& f : b.stages) comm += f.p2p_in + f.p2p_out, most = std::max(most, f.time());
     const double with_straggler = b.prefix.sum[P] - most + b.straggler;
     // Variables: (stage, type, TP) that some kept typing uses, at its fastest such typing; an
-    // option of a type that takes more GPUs and is no faster than another is left out.
+    // option of a type that takes more GPUs and is no faster than another is left out. Stages
+    // with the same options share variables, scaled by their number (averaging an optimum over
+    // such stages keeps it feasible and optimal; a pipeline's middle stages repeat, and the
+    // simplex was a fifth of a 3-zone search).
     auto& vars = b.lp_vars;
-    vars.clear();
+    auto& classes = b.lp_classes;
+    vars.clear(), classes.clear();
     for (std::size_t i = 0; i < P; ++i) {
+        const std::size_t first = vars.size();
         std::array<std::array<double, 8>, max_types> fastest;
         for (auto& a : fastest) a.fill(std::numeric_limits<double>::infinity());
         for (const auto& ch : sp.stages[i].choices)
@@ -241,21 +251,27 @@ template <class SP>
         for (std::size_t t = 0; t < T; ++t) {
             double best = std::numeric_limits<double>::infinity();
             for (std::size_t k = 0; k < 8; ++k)  // ascending TP: keep an option only if faster than every smaller TP
-                if (fastest[t][k] < best) best = fastest[t][k], vars.push_back({i, t, 1 << k, fastest[t][k]});
+                if (fastest[t][k] < best) best = fastest[t][k], vars.push_back({classes.size(), t, 1 << k, fastest[t][k]});
         }
+        const std::size_t n = vars.size() - first;
+        auto same = std::ranges::find_if(classes, [&](const instance_bound::lp_class& c) {
+            return c.vars == n && std::equal(vars.begin() + std::ptrdiff_t(c.first), vars.begin() + std::ptrdiff_t(c.first + n), vars.begin() + std::ptrdiff_t(first),
+                                             [](const auto& x, const auto& y) { return x.type == y.type && x.tp == y.tp && x.cost == y.cost; });
+        });
+        if (same != classes.end()) ++same->stages, vars.resize(first);
+        else classes.push_back({first, n, 1});
     }
     small_ilp& lp = b.lp;
-    lp.reset(vars.size());  // x <= 1 follows from each stage's row
-    for (std::size_t j = 0; j < vars.size(); ++j) lp.set_cost(j, vars[j].cost);
-    for (std::size_t i = 0; i < P; ++i) {
+    lp.reset(vars.size());  // x <= 1 follows from each class's row
+    for (std::size_t j = 0; j < vars.size(); ++j) lp.set_cost(j, vars[j].cost * double(classes[vars[j].cls].stages));
+    for (const auto& c : classes) {
         const std::size_t r = lp.add_row(small_ilp::sense::eq, 1.0);
-        for (std::size_t j = 0; j < vars.size(); ++j)
-            if (vars[j].stage == i) lp.coef(r, j, 1.0);
+        for (std::size_t j = c.first; j < c.first + c.vars; ++j) lp.coef(r, j, 1.0);
     }
     for (std::size_t t = 0; t < T; ++t) {
         const std::size_t r = lp.add_row(small_ilp::sense::le, cap[t]);
         for (std::size_t j = 0; j < vars.size(); ++j)
-            if (vars[j].type == t) lp.coef(r, j, double(sp.D) * vars[j].tp);
+            if (vars[j].type == t) lp.coef(r, j, double(sp.D) * vars[j].tp * double(classes[vars[j].cls].stages));
     }
     const auto v = lp.relaxation();
     if (!v) return std::numeric_limits<double>::infinity();  // the stages cannot be served even fractionally
