@@ -432,7 +432,7 @@ TEST_CASE("stage-time sum floor: stages with the same options share the LP's var
     const prune::all pruners{h2_memory_fit<>{}};
     const h1_tp_within_node h1{};
     boost::hana::tuple<> no_hooks;
-    int compared = 0, shared = 0, lp_binds = 0;
+    int compared = 0, shared = 0, lp_binds = 0, gpus_bind = 0;
     for (int trial = 0; trial < 16; ++trial) {
         in.hw.pool.set(gpu_type_id{0}, zone_id{0}, 4 * static_cast<int>(1 + gen.below(12)));
         in.hw.pool.set(gpu_type_id{1}, zone_id{0}, 4 * static_cast<int>(1 + gen.below(12)));
@@ -489,11 +489,19 @@ TEST_CASE("stage-time sum floor: stages with the same options share the LP's var
             ++compared;
             CHECK(got == doctest::Approx(std::max(with_straggler, *v * (1 - 1e-9) + comm)).epsilon(1e-12));
             if (*v * (1 - 1e-9) + comm > with_straggler) ++lp_binds;
+            // The GPUs bind: each stage at its fastest option would be cheaper.
+            std::vector<double> fastest(b.stages.size(), std::numeric_limits<double>::infinity());
+            for (const auto& x : vars) fastest[std::size_t(x[0])] = std::min(fastest[std::size_t(x[0])], x[3]);
+            double free = 0;
+            for (const double f : fastest) free += f;
+            if (*v > free * (1 + 1e-9)) ++gpus_bind;
             if (sp.bound.lp_classes.size() < b.stages.size()) ++shared;
         }
     }
-    MESSAGE(compared << " instances compared, " << shared << " with stages sharing variables, the LP above the straggler's sum in " << lp_binds);
+    MESSAGE(compared << " instances compared, " << shared << " with stages sharing variables, the LP above the straggler's sum in " << lp_binds
+                     << ", the GPUs binding in " << gpus_bind);
     CHECK(shared > 0);
+    CHECK(gpus_bind > 0);
     CHECK(lp_binds > 0);
 }
 

@@ -232,9 +232,9 @@ template <class SP>
     const double with_straggler = b.prefix.sum[P] - most + b.straggler;
     // Variables: (stage, type, TP) that some kept typing uses, at its fastest such typing; an
     // option of a type that takes more GPUs and is no faster than another is left out. Stages
-    // with the same options share variables, scaled by their number (averaging an optimum over
-    // such stages keeps it feasible and optimal; a pipeline's middle stages repeat, and the
-    // simplex was a fifth of a 3-zone search).
+    // with the same options share variables (a class), scaled by their number: averaging an
+    // optimum over such stages keeps it feasible and optimal (a pipeline's middle stages
+    // repeat, and the simplex was a fifth of a 3-zone search).
     auto& vars = b.lp_vars;
     auto& classes = b.lp_classes;
     vars.clear(), classes.clear();
@@ -292,7 +292,8 @@ template <class Ends, class P2P, class Keep>
 }
 
 /// A floor of the iteration time from where the replicas can sit (b.zoned). The cells fall into
-/// zone groups (a cell's zone; with H6, its region's merged zones). The simulator pairs worker
+/// zone groups (the real zones the cells link: a cell's zone; with H6, its region's merged
+/// zones). The simulator pairs worker
 /// k of a stage with worker k of the next and takes a boundary at its slowest pair. Either some
 /// pair crosses groups, from g to another — then both stages beside it take the fastest
 /// transfer across groups, the one in g computing with a typing g holds, the other with one

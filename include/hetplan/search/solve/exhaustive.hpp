@@ -1,15 +1,17 @@
 #pragma once
 // Exhaustive search over the same plan space as the stage DP (a concepts::solver): every
 // sequence of per-stage compositions that fits the pool and the pruners, each built into a plan
-// and priced by the full simulator. Exponential; for checking the DP's optimality on small
-// instances (<= 16 GPUs) and nothing else. A visitor sees every plan it prices (the tests'
-// enumeration of a whole space, e.g. for the Pareto front).
+// and priced by the full simulator; on H6's merged cells, in every layout over the real zones
+// that Sailor's planner prices (zone_layout.hpp), none where no layout fits them. Exponential;
+// for checking the DP's optimality on small instances (<= 16 GPUs) and nothing else. A visitor
+// sees every plan it prices (the tests' enumeration of a whole space, e.g. for the Pareto front).
 #include <functional>
 #include <optional>
 #include <vector>
 
 #include "hetplan/cost/simulator.hpp"
 #include "hetplan/search/build_plan.hpp"
+#include "hetplan/search/zone_layout.hpp"
 
 namespace hetplan::search {
 
@@ -37,20 +39,20 @@ public:
         auto rec = [&](auto&& self, int i, const cell_counts& rest) -> void {
             if (stopped_ || (poll() && (stopped_ = true))) return;
             if (i == sp.P) {
-                // Replicas that do not fit the real zones behind H6's merged cells are no plan.
-                const std::optional<plan> built = try_build_plan(sp, chosen);
-                if (!built) return;
-                const plan& pl = *built;
-                const estimate e = sim_.run(pb, pl);
-                ++plans_;
-                if (visit_) visit_(pl, e);
-                const objective_terms t = terms_of(o, pb, pl, e);  // GPUs and measure too: every limit is exact
-                if (!o.admits(t)) return;
-                const double v = o.value(t);
-                if (v > lim.cutoff) return;
-                const bool better = !best || v < best_v || (v == best_v && (t.usd < best->terms.usd ||
-                                                                            (t.usd == best->terms.usd && t.iteration < best->terms.iteration)));
-                if (better) best = dp_solution{t, e.time.iteration, e.money.total, {}}, best_chosen_ = chosen, best_v = v;
+                // Every layout over the real zones behind H6's merged cells that the planner
+                // prices (none: the replicas do not fit them, no plan).
+                for (const plan& pl : zone_layouts(sp, std::span<const composition>{chosen})) {
+                    const estimate e = sim_.run(pb, pl);
+                    ++plans_;
+                    if (visit_) visit_(pl, e);
+                    const objective_terms t = terms_of(o, pb, pl, e);  // GPUs and measure too: every limit is exact
+                    if (!o.admits(t)) continue;
+                    const double v = o.value(t);
+                    if (v > lim.cutoff) continue;
+                    const bool better = !best || v < best_v || (v == best_v && (t.usd < best->terms.usd ||
+                                                                                (t.usd == best->terms.usd && t.iteration < best->terms.iteration)));
+                    if (better) best = dp_solution{t, e.time.iteration, e.money.total, {}}, best_chosen_ = chosen, best_v = v;
+                }
                 return;
             }
             for_each_composition(sp, i, rest, [&](const composition& comp, const tp_choice&) {
