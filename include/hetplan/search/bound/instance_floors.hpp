@@ -292,20 +292,19 @@ template <class Ends, class P2P, class Keep>
 }
 
 /// A floor of the iteration time from where the replicas can sit (b.zoned). The cells fall into
-/// zone groups (the real zones the cells link: a cell's zone; with H6, its region's merged
-/// zones). The simulator pairs worker
-/// k of a stage with worker k of the next and takes a boundary at its slowest pair. Either some
-/// pair crosses groups, from g to another — then both stages beside it take the fastest
-/// transfer across groups, the one in g computing with a typing g holds, the other with one
-/// held outside g, and either every stage sits whole in one group (the stages placed on the
-/// groups so that each group's GPUs serve its own) or some stage's ring crosses — or none
-/// does: every pipeline stays in one group, so a group S uses holds the same number d_g >= 1
-/// of every stage's replicas, the d_g summing to D (the straggler threshold at which each
-/// group of S serves its d_g; the union of S's GPUs is a weaker test) and, where S has two
-/// groups, each stage's all-reduce ring crosses between two of them. The
-/// floor is the least over these cases. The other floors price a stage's transfers and its ring
-/// each at the fastest link, which holds only within one zone, and the pool as a whole. A
-/// crossing transfer that lacks a link counts as 0 (the search notes the link).
+/// zone groups (the real zones the cells link: a cell's zone; with H6, its region's merged zones).
+/// The simulator pairs worker k of a stage with worker k of the next and takes a boundary at its
+/// slowest pair. Either some pair crosses groups, from g to another — then both stages beside it
+/// take the fastest transfer across groups, the one in g computing with a typing g holds, the other
+/// with one held outside g, and either every stage sits whole in one group (the stages placed on
+/// the groups so that each group's GPUs serve its own) or some stage's ring crosses — or none does:
+/// every pipeline stays in one group, so a group S uses holds the same number d_g >= 1 of every
+/// stage's replicas, the d_g summing to D (the straggler threshold at which each group of S serves
+/// its d_g; the union of S's GPUs is a weaker test) and, where S has two groups, each stage's
+/// all-reduce ring crosses between two of them. The floor is the least over these cases. The other
+/// floors price a stage's transfers and its ring each at the fastest link, which holds only within
+/// one zone, and the pool as a whole. A crossing transfer that lacks a link counts as 0 (the search
+/// notes the link).
 template <class SP, class Time, class P2P, class Threshold, class Placed>
 void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p, const Threshold& threshold_with, const Placed& threshold_placed) {
     constexpr double inf = std::numeric_limits<double>::infinity();
