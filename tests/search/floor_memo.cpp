@@ -1,5 +1,5 @@
 // The memos of Sailor's transfer floors (search/bound/floor_memo.hpp): interned endpoint sets,
-// the direct-mapped seconds table, the sync floor memo against the model's own floor, and
+// the direct-mapped seconds table, the flat hash table (search/memo.hpp) against std::map, the sync floor memo against the model's own floor, and
 // instance floors (and stage menus) built with memos warmed by other instances against those built
 // afresh.
 #include <doctest/doctest.h>
@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "../random_pool.hpp"
 #include "../support.hpp"
 #include "hetplan/planners/sailor.hpp"
 #include "hetplan/search/bound/floor_memo.hpp"
+#include "hetplan/search/memo.hpp"
 
 using namespace hetplan;
 using namespace hetplan::search;
@@ -75,6 +77,44 @@ TEST_CASE("seconds_memo: a hit is the value priced for that key, on every collis
     CHECK(memo(5, 1.0, [&] { return ++priced, value(5, 1.0); }) == value(5, 1.0));
     CHECK(memo(5, 1.0, [&] { return ++priced, -1.0; }) == value(5, 1.0));  // kept: not priced again
     CHECK(priced <= 1);
+}
+
+namespace {
+// Fifteen hash values for a thousand keys: most probes pass slots that hold other keys with the
+// same hash.
+struct crowded_hash {
+    std::size_t operator()(std::uint64_t k) const { return std::size_t((k % 3) << 32 | (k % 5)); }
+};
+}  // namespace
+
+TEST_CASE("flat_memo: a key finds its own value through equal hashes, growth and clears") {
+    flat_memo<std::uint64_t, std::uint64_t, crowded_hash> memo(16);
+    std::map<std::uint64_t, std::uint64_t> want;
+    test::xorshift gen(7);
+    for (int round = 0; round < 4; ++round) {
+        for (int n = 0; n < 300; ++n) {
+            const std::uint64_t k = gen.next() % 1000;
+            if (std::uint64_t* v = memo.find(k)) {
+                REQUIRE(want.count(k) == 1);
+                CHECK(*v == want[k]);
+            } else {
+                REQUIRE(want.count(k) == 0);
+                want[k] = k * 31 + std::uint64_t(round);
+                memo.insert(k, want[k]);
+            }
+        }
+        CHECK(memo.size() == want.size());
+        for (const auto& [k, v] : want) {
+            const std::uint64_t* got = memo.find(k);
+            REQUIRE(got != nullptr);
+            CHECK(*got == v);
+        }
+        CHECK(memo.capacity() >= 2 * memo.size());  // grown from 16 slots, at most half full
+        memo.clear();
+        want.clear();
+        CHECK(memo.size() == 0);
+        CHECK(memo.find(0) == nullptr);
+    }
 }
 
 TEST_CASE("sync_floor_memo gives the time model's own floor") {
