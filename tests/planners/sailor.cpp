@@ -420,6 +420,94 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
     CHECK(zoned_uneven > 0);
 }
 
+TEST_CASE("zone floor's placement with crossings: the least threshold over every placement of whole stages on the groups") {
+    // threshold_placed_crossing against every assignment of stages to zone groups (not all on
+    // one), each group's stages at their times with a crossing beside a group change, types
+    // the group holds, tested with the fractional test at the rows' own prices.
+    int compared = 0, above_straggler = 0;
+    for (unsigned seed = 5; seed <= 18; ++seed) {
+        const bool merged = seed > 10;
+        const random_world w(seed, merged, true);
+        const problem pb = w.pb();
+        const h1_tp_within_node h1{};
+        const cell_set all_cells = make_cells(pb.hw, pb.hw.pool, [](gpu_type_id) { return true; });
+        const cell_set cells = merged ? h6_merge_zones{}(all_cells) : all_cells;
+        std::vector<std::vector<int>> tps;
+        for (auto g : cells.types) tps.push_back(h1(pb, g));
+        const simulator<> sim;
+        const prune::all pruners{h2_memory_fit<>{}};
+        pruners.begin(pb);
+        stage_problem<prune::all<h2_memory_fit<>>> sp;
+        boost::hana::tuple<> no_hooks;
+        for (int P = 2; P <= 5; ++P) {
+            const auto part = even_partition(pb.model.num_layers(), P);
+            const auto times = time_stages(pb, cells, part, 1, tps, sim.time, {}, schedule_kind::one_f_one_b);
+            for (int D : data_parallel_degrees(pb.job.global_batch, 32 / P)) {
+                build_stage_problem(sp, pb, cells, part, 1, D, times, pruners, tp_level{}, {}, no_hooks);
+                make_instance_bound(sp.bound, sp, sim.time);
+                instance_bound& b = sp.bound;
+                const std::size_t G = b.groups, T = cells.types.size(), Pz = static_cast<std::size_t>(P);
+                if (!b.feasible() || G < 2 || G > 3) continue;
+                CAPTURE(seed);
+                CAPTURE(P);
+                CAPTURE(D);
+                std::vector<std::array<int, max_types>> parts(G);
+                for (std::size_t c = 0; c < cells.cells.size(); ++c) parts[b.cell_group[c]][cells.cells[c].type] += cells.cells[c].capacity;
+                auto time = [&](std::size_t k, const instance_bound::single& o, bool in, bool out) {
+                    const stage_floor& f = b.stages[k];
+                    return o.compute + (in ? std::max(f.p2p_in, b.cross_bwd[k - 1]) : f.p2p_in) + (out ? std::max(f.p2p_out, b.cross_fwd[k]) : f.p2p_out);
+                };
+                auto fits = [&](double v) {
+                    std::vector<std::size_t> at(Pz, 0);
+                    for (std::size_t code = 0; code < static_cast<std::size_t>(std::pow(G, P)); ++code) {
+                        for (std::size_t k = 0, x = code; k < Pz; ++k, x /= G) at[k] = x % G;
+                        if (std::ranges::all_of(at, [&](std::size_t g) { return g == at[0]; })) continue;
+                        bool ok = true;
+                        for (std::size_t k = 0; k + 1 < Pz; ++k)
+                            ok = ok && (at[k] == at[k + 1] || (b.cross_fwd[k] < 1e300 && b.cross_bwd[k] < 1e300));
+                        for (std::size_t g = 0; g < G && ok; ++g) {
+                            std::vector<std::array<int, max_types>> rows;
+                            for (std::size_t k = 0; k < Pz && ok; ++k) {
+                                if (at[k] != g) continue;
+                                const bool in = k > 0 && at[k - 1] != g, out = k + 1 < Pz && at[k + 1] != g;
+                                std::array<int, max_types> row{};
+                                for (const auto& o : b.singles[k])
+                                    if (parts[g][o.type] > 0 && time(k, o, in, out) <= v) row[o.type] = row[o.type] == 0 ? o.tp : std::min<int>(row[o.type], o.tp);
+                                ok = std::ranges::any_of(row, [](int x) { return x > 0; });
+                                rows.push_back(row);
+                            }
+                            ok = ok && (rows.empty() || fractional_assignment_fits(rows, D, parts[g], T));
+                        }
+                        if (ok) return true;
+                    }
+                    return false;
+                };
+                const double from = b.straggler;
+                std::vector<double> candidates{from};
+                for (std::size_t k = 0; k < Pz; ++k)
+                    for (const auto& o : b.singles[k])
+                        for (bool in : {false, true})
+                            for (bool out : {false, true})
+                                if ((!in || k > 0) && (!out || k + 1 < Pz) && time(k, o, in, out) > from) candidates.push_back(time(k, o, in, out));
+                std::ranges::sort(candidates);
+                double want = std::numeric_limits<double>::infinity();
+                for (double v : candidates)
+                    if (fits(v)) {
+                        want = v;
+                        break;
+                    }
+                const double got = threshold_placed_crossing(b, sp, std::span<const std::array<int, max_types>>{parts.data(), G}, from, [](double) { return true; });
+                CHECK(got == want);
+                ++compared;
+                above_straggler += got > from ? 1 : 0;
+            }
+        }
+    }
+    MESSAGE(compared << " instances compared, " << above_straggler << " above the straggler floor");
+    CHECK(compared > 20);
+    CHECK(above_straggler > 0);
+}
+
 TEST_CASE("stage-time sum floor: stages with the same options share the LP's variables, at the value of the LP with a row per stage") {
     // The straightforward LP of pooled_sum_floor's comment: stage i draws a fraction of its D
     // replicas from (type, TP) at the fastest compute of a typing with them, within each type's

@@ -131,6 +131,15 @@ struct instance_bound {
     /// options, their GPUs at each price, each part's GPUs and load at each price.
     std::vector<std::pair<std::array<int, max_types>, int>> placed_rows;
     std::vector<std::int64_t> placed_cost, placed_have, placed_load;
+    /// Scratch of zone_floor's placement with crossings (threshold_placed_crossing): its
+    /// thresholds, each distinct row's GPUs at each price, each group's GPUs and load at each
+    /// price, the rows, each (stage, group, crossings)'s row, each stage's group.
+    std::vector<double> crossing_thresholds;
+    std::vector<std::int64_t> crossing_cost, crossing_have, crossing_load, crossing_rest;
+    std::vector<std::array<int, max_types>> crossing_rows;
+    std::vector<std::uint32_t> crossing_row_of;
+    std::vector<std::uint8_t> crossing_group;
+    std::vector<std::pair<double, double>> crossing_cases;  ///< (sum, straggler) floors of each crossing
     /// zone_packing_floor's: the fastest transfer from one stage's endpoint set to another's
     /// across real zones, and a stage's sync floor with replicas in two real zones, by set ids
     /// (instances repeat them as zone_floor's do).
@@ -291,6 +300,153 @@ template <class Ends, class P2P, class Keep>
     return !pair ? std::numeric_limits<double>::infinity() : best < std::numeric_limits<double>::infinity() ? best : 0.0;
 }
 
+/// The least straggler threshold v >= `from` at which the stages, each whole in one zone group
+/// and not all in one, are served by their groups' GPUs, even fractionally (zone_floor's case
+/// of a crossing where no stage spans two groups; `parts`: each group's GPUs). threshold_placed
+/// places the stages at their own times; here a stage whose neighbour sits in another group
+/// sends across groups at that boundary (the fastest transfer across groups, cross_fwd and
+/// cross_bwd, in place of its p2p floor), and uses only types its group holds. A placement is
+/// a group per stage, searched stage by stage with each group's load at the instance's prices
+/// (which decide the fractional test); beyond `most_nodes` nodes a test answers yes (a weaker
+/// floor, still a floor: the search below never rises past a threshold the exact test admits).
+/// Infinity: never.
+template <class SP, class Worth>
+[[nodiscard]] double threshold_placed_crossing(instance_bound& b, const SP& sp, std::span<const std::array<int, max_types>> parts, double from,
+                                               const Worth& worth) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    constexpr long most_nodes = 1 << 12;
+    const std::size_t P = b.stages.size(), G = parts.size(), T = sp.cells->types.size();
+    const std::vector<price_vector>& Y = b.prices.last();
+    const std::size_t Yn = Y.size();
+    if (G < 2 || P < 2 || Yn == 0) return from;
+    // Stage k's time with option o, a crossing before it (in) and after it (out): the same sum
+    // for the candidates and the test.
+    auto time = [&](std::size_t k, const instance_bound::single& o, bool in, bool out) {
+        const stage_floor& f = b.stages[k];
+        return o.compute + (in ? std::max(f.p2p_in, b.cross_bwd[k - 1]) : f.p2p_in) + (out ? std::max(f.p2p_out, b.cross_fwd[k]) : f.p2p_out);
+    };
+    auto crossable = [&](std::size_t k) { return b.cross_fwd[k] < inf && b.cross_bwd[k] < inf; };
+    auto& thresholds = b.crossing_thresholds;
+    thresholds.clear();
+    for (std::size_t k = 0; k < P; ++k)
+        for (const auto& o : b.singles[k])
+            for (int c = 0; c < 4; ++c) {
+                const bool in = c & 1, out = c & 2;
+                if ((in && (k == 0 || !crossable(k - 1))) || (out && (k + 1 == P || !crossable(k)))) continue;
+                if (const double v = time(k, o, in, out); v > from) thresholds.push_back(v);
+            }
+    thresholds.push_back(from);
+    std::sort(thresholds.begin(), thresholds.end());
+    thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
+    auto& have = b.crossing_have;
+    have.assign((G + 1) * Yn, 0);  // each group's, then all of them
+    for (std::size_t g = 0; g < G; ++g)
+        for (std::size_t y = 0; y < Yn; ++y)
+            for (std::size_t t = 0; t < T; ++t) have[g * Yn + y] += Y[y][t] * parts[g][t], have[G * Yn + y] += Y[y][t] * parts[g][t];
+    auto& cost = b.crossing_cost;  // [row][price]: D replicas' GPUs at the row's cheapest type
+    auto& rows = b.crossing_rows;  // the distinct rows (least TP per type; 0: not allowed)
+    auto& row_of = b.crossing_row_of;  // [stage][group][crossings]: its row (none: no option)
+    constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+    auto& load = b.crossing_load;
+    auto& at = b.crossing_group;
+    at.assign(P, 0);
+    auto placed = [&](double v) {
+        rows.clear();
+        row_of.assign(P * G * 4, none);
+        for (std::size_t k = 0; k < P; ++k)
+            for (std::size_t g = 0; g < G; ++g)
+                for (int c = 0; c < 4; ++c) {
+                    const bool in = c & 1, out = c & 2;
+                    if ((in && k == 0) || (out && k + 1 == P)) continue;
+                    std::array<int, max_types> row{};
+                    bool any = false;
+                    for (const auto& o : b.singles[k])
+                        if (parts[g][o.type] > 0 && time(k, o, in, out) <= v) {
+                            row[o.type] = row[o.type] == 0 ? o.tp : std::min<int>(row[o.type], o.tp);
+                            any = true;
+                        }
+                    if (!any) continue;
+                    // A pipeline's middle stages repeat: each distinct row priced once.
+                    auto same = std::ranges::find(rows, row);
+                    if (same == rows.end()) rows.push_back(row), same = rows.end() - 1;
+                    row_of[(k * G + g) * 4 + std::size_t(c)] = static_cast<std::uint32_t>(same - rows.begin());
+                }
+        cost.resize(rows.size() * Yn);
+        for (std::size_t r = 0; r < rows.size(); ++r)
+            for (std::size_t y = 0; y < Yn; ++y) cost[r * Yn + y] = cheapest_at(Y[y], rows[r], T) * sp.D;
+        load.assign((G + 1) * Yn, 0);
+        long nodes = 0;
+        // D replicas of stage k in its group, with crossings where its neighbours sit elsewhere
+        // (the next stage's group chosen); null where the group has no option for it.
+        auto row_cost = [&](std::size_t k) -> const std::int64_t* {
+            const std::size_t g = at[k];
+            const bool in = k > 0 && at[k - 1] != g, out = k + 1 < P && at[k + 1] != g;
+            const std::uint32_t r = row_of[(k * G + g) * 4 + std::size_t(in) + 2 * std::size_t(out)];
+            return r == none ? nullptr : &cost[r * Yn];
+        };
+        // Stages [k, P) at their cheapest row anywhere (rest[k]), against the GPUs all groups
+        // have left: a necessary condition that cuts placements early.
+        auto& rest = b.crossing_rest;
+        rest.assign((P + 1) * Yn, 0);
+        for (std::size_t k = P; k-- > 0;)
+            for (std::size_t y = 0; y < Yn; ++y) {
+                std::int64_t least = std::numeric_limits<std::int64_t>::max();
+                for (std::size_t q = 0; q < G * 4; ++q)
+                    if (const std::uint32_t r = row_of[k * G * 4 + q]; r != none) least = std::min(least, cost[r * Yn + y]);
+                const std::int64_t after = rest[(k + 1) * Yn + y];
+                rest[k * Yn + y] = least == std::numeric_limits<std::int64_t>::max() || after == std::numeric_limits<std::int64_t>::max() ? std::numeric_limits<std::int64_t>::max() : after + least;
+            }
+        std::int64_t* pooled = &load[G * Yn];  // the groups' loads summed
+        std::int64_t* all = &have[G * Yn];
+        auto add = [&](std::size_t g, const std::int64_t* c, std::int64_t sign) {
+            bool fits = true;
+            for (std::size_t y = 0; y < Yn; ++y) {
+                fits = (load[g * Yn + y] += sign * c[y]) <= have[g * Yn + y] && fits;
+                pooled[y] += sign * c[y];
+            }
+            return fits;
+        };
+        auto room_for = [&](std::size_t k) {  // stages [k, P) could still fit, all groups together
+            for (std::size_t y = 0; y < Yn; ++y)
+                if (rest[k * Yn + y] > all[y] - pooled[y]) return false;
+            return true;
+        };
+        // Groups of stages [0, k) chosen, stages [0, k-1) charged to theirs; `split`: two
+        // groups used so far.
+        auto place = [&](auto&& self, std::size_t k, bool split) -> bool {
+            if (++nodes > most_nodes) return true;
+            if (k == P) {
+                const std::int64_t* c = row_cost(P - 1);
+                if (!split || !c) return false;
+                const bool fits = add(at[P - 1], c, 1);
+                add(at[P - 1], c, -1);
+                return fits;
+            }
+            for (std::size_t g = 0; g < G; ++g) {
+                at[k] = static_cast<std::uint8_t>(g);
+                if (k == 0) {
+                    if (self(self, 1, false)) return true;
+                    continue;
+                }
+                if (at[k - 1] != g && !crossable(k - 1)) continue;
+                const std::int64_t* c = row_cost(k - 1);
+                if (!c) continue;
+                const bool fits = add(at[k - 1], c, 1);
+                const bool found = fits && room_for(k) && self(self, k + 1, split || at[k - 1] != g);
+                add(at[k - 1], c, -1);
+                if (found) return true;
+            }
+            return false;
+        };
+        return place(place, 0, false);
+    };
+    // Only thresholds the caller still finds worth testing (monotone: a prefix); past them the
+    // first one is floor enough.
+    const auto worth_end = std::partition_point(thresholds.begin(), thresholds.end(), worth);
+    const auto it = std::partition_point(thresholds.begin(), worth_end, [&](double v) { return !placed(v); });
+    return it == thresholds.end() ? inf : *it;
+}
+
 /// A floor of the iteration time from where the replicas can sit (b.zoned). The cells fall into
 /// zone groups (the real zones the cells link: a cell's zone; with H6, its region's merged zones).
 /// The simulator pairs worker k of a stage with worker k of the next and takes a boundary at its
@@ -437,8 +593,9 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     // group, is served by its group's GPUs (the plans where no stage spans two groups).
     std::array<std::array<int, max_types>, most_groups> pools{};
     for (std::size_t c = 0; c < cells.size(); ++c) pools[cell_group[c]][cells[c].type] += cells[c].capacity;
-    const double placed = threshold_placed(std::span<const std::array<int, max_types>>{pools.data(), G});
+    double placed = threshold_placed(std::span<const std::array<int, max_types>>{pools.data(), G});
     b.cross_suffix.assign(P, inf);
+    b.crossing_cases.clear();
     b.cross_fwd.assign(P, inf);
     b.cross_bwd.assign(P, inf);
     for (std::size_t k = 0; k + 1 < P; ++k) {
@@ -460,7 +617,7 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
                 // With a crossing, either no stage spans two groups (each is served by its
                 // group's GPUs) or one does, and its ring crosses.
                 const double total = std::max(sum, with), slowest = std::max(b.straggler, strag);
-                if (placed < inf) least = std::min(least, one_f_one_b_iteration(total, std::max(slowest, placed), m, sync, update));
+                if (placed < inf) b.crossing_cases.push_back({total, slowest});
                 if (spans < inf) least = std::min(least, one_f_one_b_iteration(total, slowest, m, std::max(sync, spans), update));
             }
     }
@@ -486,6 +643,18 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
             }
         least = std::min(least, one_f_one_b_iteration(sum, std::max(b.straggler, strag), m, slowest, update));
     }
+    // A crossing where no stage spans two groups: each sits in one, and the stages beside a
+    // group change send across (threshold_placed_crossing, from the crossing floors above),
+    // searched only while the case stays below the others.
+    auto crossing_case = [&](double v) {
+        double at = inf;
+        for (const auto& [total, slowest] : b.crossing_cases) at = std::min(at, one_f_one_b_iteration(total, std::max(slowest, v), m, sync, update));
+        return at;
+    };
+    if (placed < inf && crossing_case(placed) < least)
+        placed = threshold_placed_crossing(b, sp, std::span<const std::array<int, max_types>>{pools.data(), G}, std::max(placed, b.straggler),
+                                           [&](double v) { return crossing_case(v) < least; });
+    least = std::min(least, crossing_case(placed));
     b.zoned = least;
     b.zoned_per_replica = m;
     b.groups = G;
