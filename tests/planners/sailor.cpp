@@ -423,7 +423,8 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
 TEST_CASE("zone floor's placement with crossings: the least threshold over every placement of whole stages on the groups") {
     // threshold_placed_crossing against every assignment of stages to zone groups (not all on
     // one), each group's stages at their times with a crossing beside a group change, types
-    // the group holds, tested with the fractional test at the rows' own prices.
+    // the group holds, tested with the fractional test at the rows' own prices (pools of three
+    // types or fewer: the function tries every price of the instance, and few enough nodes).
     int compared = 0, above_straggler = 0;
     for (unsigned seed = 5; seed <= 18; ++seed) {
         const bool merged = seed > 10;

@@ -307,9 +307,11 @@ template <class Ends, class P2P, class Keep>
 /// sends across groups at that boundary (the fastest transfer across groups, cross_fwd and
 /// cross_bwd, in place of its p2p floor), and uses only types its group holds. A placement is
 /// a group per stage, searched stage by stage with each group's load at the instance's prices
-/// (which decide the fractional test); beyond `most_nodes` nodes a test answers yes (a weaker
+/// (which decide the fractional test; the first `most_prices` of them, a necessary condition
+/// where there are more); beyond `most_nodes` nodes a test answers yes (a weaker
 /// floor, still a floor: the search below never rises past a threshold the exact test admits).
-/// Infinity: never.
+/// Thresholds are tried only while `worth(v)` (monotone: the caller's case still below its
+/// others); past them the first one is returned. Infinity: never.
 template <class SP, class Worth>
 [[nodiscard]] double threshold_placed_crossing(instance_bound& b, const SP& sp, std::span<const std::array<int, max_types>> parts, double from,
                                                const Worth& worth) {
@@ -317,7 +319,10 @@ template <class SP, class Worth>
     constexpr long most_nodes = 1 << 12;
     const std::size_t P = b.stages.size(), G = parts.size(), T = sp.cells->types.size();
     const std::vector<price_vector>& Y = b.prices.last();
-    const std::size_t Yn = Y.size();
+    // The first prices only (Hall's come first): any prices give a necessary condition, and a
+    // pool of four types with many TP degrees has over a thousand, which every node would update.
+    constexpr std::size_t most_prices = 128;
+    const std::size_t Yn = std::min(Y.size(), most_prices);
     if (G < 2 || P < 2 || Yn == 0) return from;
     // Stage k's time with option o, a crossing before it (in) and after it (out): the same sum
     // for the candidates and the test.
