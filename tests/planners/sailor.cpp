@@ -423,8 +423,8 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
 TEST_CASE("zone floor's placement with crossings: the least threshold over every placement of whole stages on the groups") {
     // threshold_placed_crossing against every assignment of stages to zone groups (not all on
     // one), each group's stages at their times with a crossing beside a group change, types
-    // the group holds, tested with the fractional test at the rows' own prices (pools of three
-    // types or fewer: the function tries every price of the instance, and few enough nodes).
+    // the group holds, tested with the fractional test at the rows' own prices (two GPU types:
+    // the function tries every price of the instance, and stays within its node budget).
     int compared = 0, above_straggler = 0;
     for (unsigned seed = 5; seed <= 18; ++seed) {
         const bool merged = seed > 10;
@@ -499,6 +499,9 @@ TEST_CASE("zone floor's placement with crossings: the least threshold over every
                     }
                 const double got = threshold_placed_crossing(b, sp, std::span<const std::array<int, max_types>>{parts.data(), G}, from, [](double) { return true; });
                 CHECK(got == want);
+                // Tried only below the answer: the first threshold past them, the answer itself.
+                if (want < std::numeric_limits<double>::infinity())
+                    CHECK(threshold_placed_crossing(b, sp, std::span<const std::array<int, max_types>>{parts.data(), G}, from, [&](double v) { return v < want; }) == want);
                 ++compared;
                 above_straggler += got > from ? 1 : 0;
             }

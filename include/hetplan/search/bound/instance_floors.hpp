@@ -319,8 +319,9 @@ template <class SP, class Worth>
     constexpr long most_nodes = 1 << 12;
     const std::size_t P = b.stages.size(), G = parts.size(), T = sp.cells->types.size();
     const std::vector<price_vector>& Y = b.prices.last();
-    // The first prices only (Hall's come first): any prices give a necessary condition, and a
-    // pool of four types with many TP degrees has over a thousand, which every node would update.
+    // The first prices only (Hall's come first, all of them up to seven types): any prices give
+    // a necessary condition, and a pool of four types with many TP degrees has over a thousand,
+    // which every node would update.
     constexpr std::size_t most_prices = 128;
     const std::size_t Yn = std::min(Y.size(), most_prices);
     if (G < 2 || P < 2 || Yn == 0) return from;
@@ -331,6 +332,9 @@ template <class SP, class Worth>
         return o.compute + (in ? std::max(f.p2p_in, b.cross_bwd[k - 1]) : f.p2p_in) + (out ? std::max(f.p2p_out, b.cross_fwd[k]) : f.p2p_out);
     };
     auto crossable = [&](std::size_t k) { return b.cross_fwd[k] < inf && b.cross_bwd[k] < inf; };
+    std::size_t last_crossable = P;  // the last boundary a pipeline may cross (P: none)
+    for (std::size_t k = 0; k + 1 < P; ++k) last_crossable = crossable(k) ? k : last_crossable;
+    if (last_crossable == P) return inf;
     auto& thresholds = b.crossing_thresholds;
     thresholds.clear();
     for (std::size_t k = 0; k < P; ++k)
@@ -396,8 +400,8 @@ template <class SP, class Worth>
         for (std::size_t k = P; k-- > 0;)
             for (std::size_t y = 0; y < Yn; ++y) {
                 std::int64_t least = std::numeric_limits<std::int64_t>::max();
-                for (std::size_t q = 0; q < G * 4; ++q)
-                    if (const std::uint32_t r = row_of[k * G * 4 + q]; r != none) least = std::min(least, cost[r * Yn + y]);
+                for (std::size_t g = 0; g < G; ++g)  // without crossings (a crossing only drops options)
+                    if (const std::uint32_t r = row_of[k * G * 4 + g * 4]; r != none) least = std::min(least, cost[r * Yn + y]);
                 const std::int64_t after = rest[(k + 1) * Yn + y];
                 rest[k * Yn + y] = least == std::numeric_limits<std::int64_t>::max() || after == std::numeric_limits<std::int64_t>::max() ? std::numeric_limits<std::int64_t>::max() : after + least;
             }
@@ -420,6 +424,7 @@ template <class SP, class Worth>
         // groups used so far.
         auto place = [&](auto&& self, std::size_t k, bool split) -> bool {
             if (++nodes > most_nodes) return true;
+            if (!split && k >= 1 && last_crossable < k - 1) return false;  // one group to the end
             if (k == P) {
                 const std::int64_t* c = row_cost(P - 1);
                 if (!split || !c) return false;
