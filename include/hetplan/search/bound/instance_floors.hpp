@@ -664,7 +664,7 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     if (placed < inf && crossing_case(placed) < least)
         placed = threshold_placed_crossing(b, sp, std::span<const std::array<int, max_types>>{pools.data(), G}, std::max(placed, b.straggler),
                                            [&](double v) { return crossing_case(v) < least; });
-    least = std::min(least, crossing_case(placed));
+    if (placed < inf) least = std::min(least, crossing_case(placed));  // (inf: no such plan)
     b.zoned = least;
     b.zoned_per_replica = m;
     b.groups = G;
