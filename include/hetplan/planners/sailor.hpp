@@ -62,10 +62,13 @@ struct sailor_options {
     /// starts from (see unconstrained_plans).
     std::size_t unconstrained_keep = 16;
     std::size_t dp_memory = std::size_t{128} << 20;  ///< bytes one stage DP instance may take; larger ones are given up, with a note
-    /// Search nodes one solve gets in the first round of the best-first scan (tens of ms): an
-    /// instance that needs more offers its best so far and is solved again later with eight
-    /// times more, without a limit from the fifth round (exact either way). 0: no limit at once.
-    std::uint64_t effort = std::uint64_t{1} << 15;
+    /// Search nodes one solve gets in the first round of the best-first scan: an instance that
+    /// needs more offers its best so far and is solved again later with eight times more,
+    /// without a limit from the fifth round (exact either way). 0: no limit at once. Small, so
+    /// that the first round visits every instance under the cut-off cheaply: its easy plans
+    /// set the cut-off, and the deferred ones return under their own level's floor (2^15 spent
+    /// tens of ms on each instance before a good cut-off existed; see docs/reproduction.md).
+    std::uint64_t effort = std::uint64_t{1} << 6;
 };
 
 template <class Sim = simulator<>,
@@ -389,7 +392,9 @@ private:
                 search::make_instance_bound(sp_.bound, sp_, solver_.time_model(), false);
                 if (search::value_floor(run.objective(), search::with_slack(bound_.floor(pb, sp_))) > *cut) {
                     run.pruned(sp_, bound_);
-                    memo->second = std::nullopt;
+                    // Not kept: a level alike later is bounded out again as cheaply (the cut-off
+                    // only falls), and 2,048 GPUs bound out ~40,000 of them, each key ~1 KB.
+                    seen_.erase(memo);
                     return {std::nullopt, run.stopping()};
                 }
             }
