@@ -63,8 +63,8 @@ struct sailor_options {
     std::size_t unconstrained_keep = 16;
     std::size_t dp_memory = std::size_t{128} << 20;  ///< bytes one stage DP instance may take; larger ones are given up, with a note
     /// Search nodes one solve gets in the first round of the best-first scan: an instance that
-    /// needs more offers its best so far and is solved again later with eight times more,
-    /// without a limit from the fifth round (exact either way). 0: no limit at once. Small, so
+    /// needs more offers its best so far and is solved again later with eight times more, up
+    /// to 2^24 nodes, then without a limit (exact either way). 0: no limit at once. Small, so
     /// that the first round visits every instance under the cut-off cheaply: its easy plans
     /// set the cut-off, and the deferred ones return under their own level's floor (2^15 spent
     /// tens of ms on each instance before a good cut-off existed; see docs/reproduction.md).
@@ -398,7 +398,7 @@ private:
                     // Not kept: a level alike later (the same P, mbs, D) is bounded out again by
                     // the same floor, under the cut-off of its time; 2,048 GPUs bound out ~40,000
                     // instances here in 10 s, each key ~1.8 KB with its node. (Those the LP floor
-                    // bounds out in bounded_solve stay: few reach it.)
+                    // bounds out in bounded_solve stay.)
                     seen_.erase(memo);
                     return {std::nullopt, run.stopping()};
                 }
