@@ -1,7 +1,7 @@
 // The fractional-assignment test by extreme prices (search/bound/price_vectors.hpp) against the
 // LP it stands for, solved by small_ilp's simplex: the same answer on random rows, with Hall's
 // 0/1 prices included (the instance floors' use) and with them tested apart (the pattern
-// search's nodes).
+// search's nodes); and its memo as a number of replicas (search/bound/floor_memo.hpp).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../support.hpp"
+#include "hetplan/search/bound/floor_memo.hpp"
 #include "hetplan/search/bound/price_vectors.hpp"
 #include "hetplan/search/solve/small_ilp.hpp"
 
@@ -158,4 +159,68 @@ TEST_CASE("extreme prices: a hand case and the count with every tie") {
     extreme_prices(every, 4, true, p, 15);
     CHECK(p.size() == 15);
     for (const price_vector& y : p) CHECK(std::all_of(y.begin(), y.end(), [](std::int64_t v) { return v <= 1; }));
+}
+
+TEST_CASE("replicas memo: the most replicas the LP fits, the same from any instance's prices, kept per (rows, pool)") {
+    // The straggler floor asks whether D replicas of every stage fit; instances differing only
+    // in D share one answer: the largest D the LP admits. Checked against the LP at D and D + 1,
+    // with the rows' own prices and with every tie's (an instance whose other stages add ties),
+    // and asked again after other keys (hits) and after a clear.
+    test::xorshift gen(0x51ed270b27a4f3c1ull);
+    price_ties every;
+    for (std::size_t t = 0; t < 4; ++t)
+        for (std::size_t u = 0; u < 4; ++u)
+            for (int a = 1; a <= 8; a *= 2)
+                for (int b = 1; b <= 8; b *= 2) every.tie(t, a, u, b);
+    replicas_memo memo;
+    struct asked {
+        rows_t rows;
+        std::array<long, max_types> pool;
+        std::size_t T;
+        std::int64_t most;
+    };
+    std::vector<asked> seen;
+    int none = 0, several = 0;
+    for (int trial = 0; trial < 1500; ++trial) {
+        const std::size_t T = 1 + static_cast<std::size_t>(gen.below(4));
+        rows_t rows(static_cast<std::size_t>(1 + gen.below(4)));  // (row, stages)
+        for (auto& [r, n] : rows) {
+            r.fill(0);
+            while (std::all_of(r.begin(), r.begin() + std::ptrdiff_t(T), [](int w) { return w == 0; }))
+                for (std::size_t t = 0; t < T; ++t) r[t] = gen.below(3) ? 1 << gen.below(4) : 0;
+            n = 1 + gen.below(4);
+        }
+        std::array<long, max_types> pool{};
+        for (std::size_t t = 0; t < T; ++t) pool[t] = gen.below(160);
+        price_ties ties;
+        for (const auto& [r, n] : rows) ties.add_row(r, T);
+        std::vector<price_vector> own, all;
+        extreme_prices(ties, T, true, own);
+        extreme_prices(every, T, true, all);
+        const std::int64_t most = memo(rows, pool, T, own);
+        CAPTURE(trial);
+        REQUIRE(most >= 0);
+        REQUIRE(most < 1000);  // every row takes a GPU per replica at least
+        auto times = [&](std::int64_t D) {
+            rows_t scaled = rows;
+            for (auto& [r, n] : scaled) n *= D;
+            return scaled;
+        };
+        if (most > 0) CHECK(lp_fits(times(most), pool, T));
+        CHECK_FALSE(lp_fits(times(most + 1), pool, T));
+        replicas_memo fresh;
+        CHECK(fresh(rows, pool, T, all) == most);
+        none += most == 0 ? 1 : 0;
+        several += most >= 3 ? 1 : 0;
+        seen.push_back({rows, pool, T, most});
+    }
+    for (const asked& a : seen) CHECK(memo(a.rows, a.pool, a.T, {}) == a.most);  // hits: no price is read
+    memo.clear();
+    std::vector<price_vector> p;
+    price_ties ties;
+    for (const auto& [r, n] : seen.front().rows) ties.add_row(r, seen.front().T);
+    extreme_prices(ties, seen.front().T, true, p);
+    CHECK(memo(seen.front().rows, seen.front().pool, seen.front().T, p) == seen.front().most);
+    CHECK(none > 50);
+    CHECK(several > 300);
 }

@@ -1,11 +1,12 @@
 #pragma once
 // Memos of the transfer floors that Sailor's instance floors and pattern search price on whole
-// endpoint sets (bound/instance_floors.hpp). A floor over a set tries every pair of its
-// endpoints; the stages of thousands of instances (and of the patterns) repeat a few sets, so
-// each set is interned to a small id once and the floors are kept per (ids, replicas, bytes).
-// Every key is kept whole, so a hit returns the value the model itself gave: the memos change
-// how fast a floor is found, never its value. They belong to one problem (endpoints name its
-// zones and GPU types); whoever owns them clears them for another.
+// endpoint sets (bound/instance_floors.hpp), and of the pool test behind its straggler floor. A
+// floor over a set tries every pair of its endpoints; the stages of thousands of instances (and
+// of the patterns) repeat a few sets, so each set is interned to a small id once and the floors
+// are kept per (ids, replicas, bytes). Every key is kept whole, so a hit returns the value the
+// model itself gave: the memos change how fast a floor is found, never its value. They belong
+// to one problem (endpoints name its zones and GPU types); whoever owns them clears them for
+// another.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -16,29 +17,32 @@
 #include "hetplan/core/endpoint.hpp"
 #include "hetplan/hardware/collectives.hpp"
 #include "hetplan/plan/problem.hpp"
+#include "hetplan/search/bound/price_vectors.hpp"
 #include "hetplan/search/model_probe.hpp"
 
 namespace hetplan::search {
 
-/// Endpoint sets, each (as an ordered sequence) given a dense id the first time it is seen.
-/// Open addressing on the sequence's hash, the sequences kept back to back; it grows with the
-/// sets, and stops adding at `max_sets` (intern then answers `none`, and a caller prices the set
-/// directly).
-class endpoint_sets {
+/// Sequences of T (endpoint sets, the keys of replicas_memo), each given a dense id the first
+/// time it is seen. Open addressing on the sequence's hash (of each element's 64-bit `word`),
+/// the sequences kept back to back; it grows with the sequences, and stops adding at `max_sets`
+/// (intern then answers `none`, and a caller prices the sequence directly).
+template <class T, class Word>
+class interned_sequences {
 public:
     static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
     static constexpr std::size_t max_sets = std::size_t{1} << 16;
 
     void clear() {
-        ends_.clear(), start_.assign(1, 0), hash_.clear();
+        items_.clear(), start_.assign(1, 0), hash_.clear();
         std::fill(table_.begin(), table_.end(), none);
     }
     [[nodiscard]] std::size_t size() const { return hash_.size(); }
-    [[nodiscard]] std::span<const endpoint> at(std::uint32_t id) const { return {ends_.data() + start_[id], ends_.data() + start_[id + 1]}; }
+    [[nodiscard]] std::span<const T> at(std::uint32_t id) const { return {items_.data() + start_[id], items_.data() + start_[id + 1]}; }
 
-    [[nodiscard]] std::uint32_t intern(std::span<const endpoint> s) {
+    /// The sequence's id, or none where it is not kept (with `add`: added, while there is room).
+    [[nodiscard]] std::uint32_t find(std::span<const T> s, bool add = false) {
         std::uint64_t h = 0x9E3779B97F4A7C15ull * (s.size() + 1);
-        for (const endpoint& e : s) h = (h ^ (h >> 29) ^ e.key()) * 0xBF58476D1CE4E5B9ull;
+        for (const T& e : s) h = (h ^ (h >> 29) ^ Word{}(e)) * 0xBF58476D1CE4E5B9ull;
         if (table_.empty()) table_.assign(64, none);
         const std::size_t mask = table_.size() - 1;
         for (std::size_t k = (h >> 32) & mask;; k = (k + 1) & mask) {
@@ -46,15 +50,16 @@ public:
             if (id == none) break;
             if (hash_[id] == h && std::ranges::equal(at(id), s)) return id;
         }
-        if (size() >= max_sets) return none;
+        if (!add || size() >= max_sets) return none;
         const auto id = static_cast<std::uint32_t>(size());
-        ends_.insert(ends_.end(), s.begin(), s.end());
-        start_.push_back(static_cast<std::uint32_t>(ends_.size()));
+        items_.insert(items_.end(), s.begin(), s.end());
+        start_.push_back(static_cast<std::uint32_t>(items_.size()));
         hash_.push_back(h);
         if (2 * size() > table_.size()) rehash(2 * table_.size());
         else place(id);
         return id;
     }
+    [[nodiscard]] std::uint32_t intern(std::span<const T> s) { return find(s, true); }
 
 private:
     void place(std::uint32_t id) {
@@ -68,10 +73,69 @@ private:
         for (std::uint32_t id = 0; id < size(); ++id) place(id);
     }
 
-    std::vector<endpoint> ends_;
+    std::vector<T> items_;
     std::vector<std::uint32_t> start_{0};
     std::vector<std::uint64_t> hash_;
     std::vector<std::uint32_t> table_;
+};
+
+struct endpoint_word {
+    [[nodiscard]] std::uint64_t operator()(const endpoint& e) const { return e.key(); }
+};
+/// Endpoint sets (a stage's endpoints, as an ordered sequence) by id.
+using endpoint_sets = interned_sequences<endpoint, endpoint_word>;
+
+/// fits_at_prices (price_vectors.hpp) as a number, kept: the most replicas D such that `rows`
+/// ((row, stages) pairs), each stage taking D replicas, fit `pool` at every price (fits <=>
+/// D need(y) <= have(y) at each y), 0 where none do. With up to four GPU types every tie's
+/// extreme prices are in the caller's list (extreme_prices' cap is not reached), so the answer
+/// is the LP's, whichever instance's prices found it, and it is kept per (rows, pool):
+/// instances of one (P, mbs) differ in D and repeat their rows at each threshold (2,048 GPUs:
+/// 9 in 10 of the straggler floor's tests at start-up). More types: computed each time (a
+/// capped list's answer depends on the list).
+class replicas_memo {
+public:
+    void clear() { keys_.clear(), most_.clear(); }
+
+    template <class Rows, class Pool>
+    [[nodiscard]] std::int64_t operator()(const Rows& rows, const Pool& pool, std::size_t T, const std::vector<price_vector>& prices) {
+        if (T > 4) return most(rows, pool, T, prices);
+        key_.assign(1, T);
+        for (std::size_t t = 0; t < T; ++t) key_.push_back(static_cast<std::uint64_t>(pool[t]));
+        for (const auto& [row, n] : rows) {
+            std::uint64_t packed = 0;  // TP degrees below 2^16
+            for (std::size_t t = 0; t < T; ++t) packed |= std::uint64_t(static_cast<std::uint16_t>(row[t])) << (16 * t);
+            key_.push_back(packed), key_.push_back(static_cast<std::uint64_t>(n));
+        }
+        if (const std::uint32_t id = keys_.find(key_); id != keys_.none) return most_[id];
+        const std::int64_t v = most(rows, pool, T, prices);
+        if (keys_.intern(key_) != keys_.none) most_.push_back(v);
+        return v;
+    }
+
+private:
+    struct word {
+        [[nodiscard]] std::uint64_t operator()(std::uint64_t w) const { return w; }
+    };
+    template <class Rows, class Pool>
+    [[nodiscard]] static std::int64_t most(const Rows& rows, const Pool& pool, std::size_t T, const std::vector<price_vector>& prices) {
+        std::int64_t d = std::numeric_limits<std::int64_t>::max();
+        for (const price_vector& y : prices) {
+            std::int64_t have = 0, need = 0;
+            for (std::size_t t = 0; t < T; ++t) have += y[t] * pool[t];
+            for (const auto& [row, n] : rows) {
+                const std::int64_t cheapest = cheapest_at(y, row, T);
+                if (cheapest == std::numeric_limits<std::int64_t>::max()) return 0;  // a row no type serves
+                need += cheapest * n;
+            }
+            if (need > 0) d = std::min(d, have / need);
+        }
+        return d;
+    }
+
+    interned_sequences<std::uint64_t, word> keys_;
+    std::vector<std::int64_t> most_;  ///< by key id
+    std::vector<std::uint64_t> key_;  ///< scratch: the key being asked
 };
 
 /// Seconds kept per (64-bit key, bytes), direct-mapped: a slot is overwritten on collision.

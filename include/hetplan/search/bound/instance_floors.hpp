@@ -93,6 +93,9 @@ struct instance_bound {
     /// The extreme prices of ties between any two singles of one stage (price_vectors.hpp): every
     /// fractional-assignment test of the instance is exact at them.
     price_cache prices;
+    /// The most replicas stages with given options draw from a pool (the straggler floor's test
+    /// at each threshold; instances of one (P, mbs) repeat it for each D).
+    replicas_memo replicas;
     /// The LP of the stage-time sum (pooled_sum_floor) and its variables: (class of stages with
     /// the same options, type, TP) at the fastest compute of a typing with them; each class's
     /// first variable and its stages.
@@ -161,7 +164,7 @@ struct instance_bound {
     const void* p2p_model = nullptr;
     /// Forgets the priced transfers (a planner calls it when it starts on a problem).
     void forget_prices() {
-        p2p_memo.clear(), boundary_memo.clear(), stage_sync_memo.clear(), p2p_sets.clear(), sync_memo.clear();
+        p2p_memo.clear(), boundary_memo.clear(), stage_sync_memo.clear(), p2p_sets.clear(), sync_memo.clear(), replicas.clear();
         cross_boundary_memo.clear(), cross_sync_memo.clear(), zone_group.clear();
         zone_cross_memo.clear(), zone_spread_memo.clear();
         p2p_network = p2p_model = nullptr;
@@ -197,6 +200,20 @@ struct instance_bound {
 /// Whether a typing has one GPU type (without std::has_single_bit: a libgcc popcount call here).
 [[nodiscard]] constexpr bool single_type(std::uint8_t types) { return types != 0 && (types & (types - 1)) == 0; }
 
+/// Stages with the same options price alike: each distinct row of `allowed` once, with its
+/// stages times `per_stage` (a pipeline's middle stages repeat; the test is tried ~10 times for
+/// each of thousands of instances).
+template <class Allowed>
+[[nodiscard]] auto distinct_rows(const Allowed& allowed, std::size_t T, std::int64_t per_stage) {
+    boost::container::small_vector<std::pair<std::ranges::range_value_t<Allowed>, std::int64_t>, 32> rows;
+    for (const auto& a : allowed) {
+        auto same = std::ranges::find_if(rows, [&](const auto& r) { return std::equal(a.begin(), a.begin() + std::ptrdiff_t(T), r.first.begin()); });
+        if (same == rows.end()) rows.emplace_back(a, per_stage);
+        else same->second += per_stage;
+    }
+    return rows;
+}
+
 /// Whether D replicas per stage can be drawn from the pool even fractionally: stage i may use
 /// type t at allowed[i][t] GPUs per replica (0 = not at all), type t has cap[t] GPUs. Exact at
 /// `prices`, the extreme price vectors of ties that include those of `allowed`'s rows
@@ -205,16 +222,13 @@ struct instance_bound {
 template <class Allowed>
 [[nodiscard]] bool fractional_assignment_fits(const Allowed& allowed, int D, const std::array<int, max_types>& cap, std::size_t T,
                                               const std::vector<price_vector>& prices) {
-    // Stages with the same options price alike: each distinct row once, times its stages (a
-    // pipeline's middle stages repeat; this test is tried ~10 times for each of thousands of
-    // instances).
-    boost::container::small_vector<std::pair<std::ranges::range_value_t<Allowed>, std::int64_t>, 32> rows;
-    for (const auto& a : allowed) {
-        auto same = std::ranges::find_if(rows, [&](const auto& r) { return std::equal(a.begin(), a.begin() + std::ptrdiff_t(T), r.first.begin()); });
-        if (same == rows.end()) rows.emplace_back(a, D);
-        else same->second += D;
-    }
-    return fits_at_prices(prices, rows, cap, T);
+    return fits_at_prices(prices, distinct_rows(allowed, T, D), cap, T);
+}
+/// The same through the memo of the most replicas such rows fit (floor_memo.hpp).
+template <class Allowed>
+[[nodiscard]] bool fractional_assignment_fits(const Allowed& allowed, int D, const std::array<int, max_types>& cap, std::size_t T,
+                                              const std::vector<price_vector>& prices, replicas_memo& memo) {
+    return memo(distinct_rows(allowed, T, 1), cap, T, prices) >= D;
 }
 
 /// The same with the prices of `allowed`'s own ties (for a one-off question: it allocates).
@@ -958,7 +972,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
         boost::container::small_vector<std::array<int, max_types>, 64> allowed(P);
         for (std::size_t i = 0; i < P; ++i)
             if (!allowed_at(i, v, allowed[i])) return false;
-        return fractional_assignment_fits(allowed, D, pool, T, b.prices.last());
+        return fractional_assignment_fits(allowed, D, pool, T, b.prices.last(), b.replicas);
     };
     const auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !serves_all(v, cap, sp.D); });
     if (it == thresholds.end()) return;
