@@ -45,6 +45,28 @@ bool lp_fits(const rows_t& rows, const std::array<long, max_types>& left, std::s
     return lp.relaxation().has_value();
 }
 
+/// 1-4 GPU types, 1..most_rows rows (each allows some type, at TP 1-8) with 1..most_n replicas,
+/// 0..most_gpus-1 GPUs of each type, and the rows' ties.
+struct fit_case {
+    std::size_t T;
+    rows_t rows;
+    std::array<long, max_types> left;
+    price_ties ties;
+};
+fit_case random_case(test::xorshift& gen, int most_rows, int most_n, int most_gpus) {
+    fit_case c{1 + static_cast<std::size_t>(gen.below(4)), {}, {}, {}};
+    c.rows.resize(static_cast<std::size_t>(1 + gen.below(most_rows)));
+    for (auto& [r, n] : c.rows) {
+        r.fill(0);
+        while (std::all_of(r.begin(), r.begin() + std::ptrdiff_t(c.T), [](int w) { return w == 0; }))
+            for (std::size_t t = 0; t < c.T; ++t) r[t] = gen.below(3) ? 1 << gen.below(4) : 0;
+        n = 1 + gen.below(most_n);
+    }
+    for (std::size_t t = 0; t < c.T; ++t) c.left[t] = gen.below(most_gpus);
+    for (const auto& [r, n] : c.rows) c.ties.add_row(r, c.T);
+    return c;
+}
+
 /// Hall's condition over sets of types, the pattern search's first test.
 bool hall_fits(const rows_t& rows, const std::array<long, max_types>& left, std::size_t T) {
     for (std::size_t u = 1; u < (std::size_t{1} << T); ++u) {
@@ -69,18 +91,7 @@ TEST_CASE("extreme prices: the fractional-assignment test equals the LP on rando
     test::xorshift gen(0x9e3779b97f4a7c15ull);
     int tight = 0, beyond_hall = 0;
     for (int trial = 0; trial < 3000; ++trial) {
-        const std::size_t T = 1 + static_cast<std::size_t>(gen.below(4));
-        rows_t rows(static_cast<std::size_t>(1 + gen.below(5)));
-        for (auto& [r, n] : rows) {
-            r.fill(0);
-            while (std::all_of(r.begin(), r.begin() + std::ptrdiff_t(T), [](int w) { return w == 0; }))
-                for (std::size_t t = 0; t < T; ++t) r[t] = gen.below(3) ? 1 << gen.below(4) : 0;
-            n = 1 + gen.below(20);
-        }
-        std::array<long, max_types> left{};
-        for (std::size_t t = 0; t < T; ++t) left[t] = gen.below(120);
-        price_ties ties;
-        for (const auto& [r, n] : rows) ties.add_row(r, T);
+        const auto [T, rows, left, ties] = random_case(gen, 5, 20, 120);
         std::vector<price_vector> all, beyond;
         extreme_prices(ties, T, true, all);
         extreme_prices(ties, T, false, beyond);
@@ -182,18 +193,11 @@ TEST_CASE("replicas memo: the most replicas the LP fits, the same from any insta
     std::vector<asked> seen;
     int none = 0, several = 0;
     for (int trial = 0; trial < 1500; ++trial) {
-        const std::size_t T = 1 + static_cast<std::size_t>(gen.below(4));
-        rows_t rows(static_cast<std::size_t>(1 + gen.below(4)));  // (row, stages)
-        for (auto& [r, n] : rows) {
-            r.fill(0);
-            while (std::all_of(r.begin(), r.begin() + std::ptrdiff_t(T), [](int w) { return w == 0; }))
-                for (std::size_t t = 0; t < T; ++t) r[t] = gen.below(3) ? 1 << gen.below(4) : 0;
-            n = 1 + gen.below(4);
-        }
-        std::array<long, max_types> pool{};
-        for (std::size_t t = 0; t < T; ++t) pool[t] = gen.below(160);
-        price_ties ties;
-        for (const auto& [r, n] : rows) ties.add_row(r, T);
+        const fit_case c = random_case(gen, 4, 4, 160);  // rows: (row, stages)
+        const std::size_t T = c.T;
+        const rows_t& rows = c.rows;
+        const auto& pool = c.left;
+        const price_ties& ties = c.ties;
         std::vector<price_vector> own, all;
         extreme_prices(ties, T, true, own);
         extreme_prices(every, T, true, all);
