@@ -228,6 +228,7 @@ template <class Allowed>
 template <class Allowed>
 [[nodiscard]] bool fractional_assignment_fits(const Allowed& allowed, int D, const std::array<int, max_types>& cap, std::size_t T,
                                               const std::vector<price_vector>& prices, replicas_memo& memo) {
+    if (T > 4) return fractional_assignment_fits(allowed, D, cap, T, prices);  // not kept (replicas_memo); this one stops at a failing price
     return memo(distinct_rows(allowed, T, 1), cap, T, prices) >= D;
 }
 
