@@ -87,12 +87,12 @@ using endpoint_sets = interned_sequences<endpoint, endpoint_word>;
 
 /// fits_at_prices (price_vectors.hpp) as a number, kept: the most replicas D such that `rows`
 /// ((row, stages) pairs), each stage taking D replicas, fit `pool` at every price (fits <=>
-/// D need(y) <= have(y) at each y), 0 where none do. With up to four GPU types every tie's
-/// extreme prices are in the caller's list (extreme_prices' cap is not reached), so the answer
-/// is the LP's, whichever instance's prices found it, and it is kept per (rows, pool):
-/// instances of one (P, mbs) differ in D and repeat their rows at each threshold (2,048 GPUs:
-/// 9 in 10 of the straggler floor's tests at start-up). More types: computed each time (a
-/// capped list's answer depends on the list).
+/// D need(y) <= have(y) at each y), 0 where none do. The caller passes a complete list
+/// (price_cache::complete: every tie's extreme prices, so up to four types with TP ratios up to
+/// 16), so the answer is the LP's, whichever instance's prices found it, and it is kept per
+/// (rows, pool): instances of one (P, mbs) differ in D and repeat their rows at each threshold
+/// (2,048 GPUs: 9 in 10 of the straggler floor's tests at start-up). More than four types:
+/// computed each time (such a list may be capped, and its answer then depends on it).
 class replicas_memo {
 public:
     void clear() { keys_.clear(), most_.clear(); }

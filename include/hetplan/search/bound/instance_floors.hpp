@@ -973,7 +973,10 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
         boost::container::small_vector<std::array<int, max_types>, 64> allowed(P);
         for (std::size_t i = 0; i < P; ++i)
             if (!allowed_at(i, v, allowed[i])) return false;
-        return fractional_assignment_fits(allowed, D, pool, T, b.prices.last(), b.replicas);
+        // The memo only where the list is complete: a capped one (four types with TP ratios of
+        // 32 and more) answers for its own ties (a review found 907 against the LP's 862).
+        return b.prices.complete() ? fractional_assignment_fits(allowed, D, pool, T, b.prices.last(), b.replicas)
+                                   : fractional_assignment_fits(allowed, D, pool, T, b.prices.last());
     };
     const auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !serves_all(v, cap, sp.D); });
     if (it == thresholds.end()) return;

@@ -124,18 +124,23 @@ public:
     [[nodiscard]] const std::vector<price_vector>& operator()(const price_ties& ties, std::size_t T, bool hall) {
         if (!valid_ || ties != ties_ || T != T_ || hall != hall_) {
             extreme_prices(ties, T, hall, prices_);
+            complete_ = prices_.size() < 4096;  // extreme_prices' cap not reached (TP ratios up to 16 with four types)
             ties_ = ties, T_ = T, hall_ = hall, valid_ = true;
         }
         return prices_;
     }
     /// The prices of the last ties asked.
     [[nodiscard]] const std::vector<price_vector>& last() const { return prices_; }
+    /// Whether last() holds every extreme vector of its ties (the cap was not reached): only
+    /// then is a test's answer the LP's, whatever list found it (replicas_memo).
+    [[nodiscard]] bool complete() const { return complete_; }
 
 private:
     price_ties ties_;
     std::size_t T_ = 0;
     bool hall_ = false, valid_ = false;
     std::vector<price_vector> prices_;
+    bool complete_ = false;
 };
 
 /// What one replica of a row costs at prices y: its cheapest allowed type (row[t], the TP for
