@@ -59,7 +59,9 @@ struct price_ties {
 /// vectors are kept: fewer only weaken the test (it may answer "fits" more often), so a floor
 /// built on it stays a floor; with up to four types and TP ratios up to 8 the cap is not reached
 /// (1,353 vectors with every tie).
-inline void extreme_prices(const price_ties& ties, std::size_t T, bool hall, std::vector<price_vector>& out, std::size_t most = 4096) {
+/// extreme_prices' cap on distinct vectors.
+inline constexpr std::size_t price_cap = 4096;
+inline void extreme_prices(const price_ties& ties, std::size_t T, bool hall, std::vector<price_vector>& out, std::size_t most = price_cap) {
     out.clear();
     constexpr int span = 16;  // largest price ratio kept: 2^16
     constexpr std::int8_t none = std::numeric_limits<std::int8_t>::min();
@@ -124,7 +126,7 @@ public:
     [[nodiscard]] const std::vector<price_vector>& operator()(const price_ties& ties, std::size_t T, bool hall) {
         if (!valid_ || ties != ties_ || T != T_ || hall != hall_) {
             extreme_prices(ties, T, hall, prices_);
-            complete_ = prices_.size() < 4096;  // extreme_prices' cap not reached (TP ratios up to 16 with four types)
+            complete_ = prices_.size() < price_cap;  // extreme_prices' cap not reached (TP ratios up to 16 with four types)
             ties_ = ties, T_ = T, hall_ = hall, valid_ = true;
         }
         return prices_;
