@@ -45,26 +45,37 @@ bool lp_fits(const rows_t& rows, const std::array<long, max_types>& left, std::s
     return lp.relaxation().has_value();
 }
 
-/// 1-4 GPU types, 1..most_rows rows (each allows some type, at TP 1-8) with 1..most_n replicas,
-/// 0..most_gpus-1 GPUs of each type, and the rows' ties.
+/// 1-4 GPU types (exactly four with `four`), 1..most_rows rows (each allows some type, at TP 1
+/// to 2^(tp_levels - 1)) with 1..most_n replicas, 0..most_gpus-1 GPUs of each type, and the
+/// rows' ties.
 struct fit_case {
     std::size_t T;
     rows_t rows;
     std::array<long, max_types> left;
     price_ties ties;
 };
-fit_case random_case(test::xorshift& gen, int most_rows, int most_n, int most_gpus) {
-    fit_case c{1 + static_cast<std::size_t>(gen.below(4)), {}, {}, {}};
+fit_case random_case(test::xorshift& gen, int most_rows, int most_n, int most_gpus, int tp_levels = 4, bool four = false) {
+    fit_case c{four ? 4 : 1 + static_cast<std::size_t>(gen.below(4)), {}, {}, {}};
     c.rows.resize(static_cast<std::size_t>(1 + gen.below(most_rows)));
     for (auto& [r, n] : c.rows) {
         r.fill(0);
         while (std::all_of(r.begin(), r.begin() + std::ptrdiff_t(c.T), [](int w) { return w == 0; }))
-            for (std::size_t t = 0; t < c.T; ++t) r[t] = gen.below(3) ? 1 << gen.below(4) : 0;
+            for (std::size_t t = 0; t < c.T; ++t) r[t] = gen.below(3) ? 1 << gen.below(tp_levels) : 0;
         n = 1 + gen.below(most_n);
     }
     for (std::size_t t = 0; t < c.T; ++t) c.left[t] = gen.below(most_gpus);
     for (const auto& [r, n] : c.rows) c.ties.add_row(r, c.T);
     return c;
+}
+
+/// Every tie between TP degrees 1..most of any two of four types.
+price_ties every_tie(int most) {
+    price_ties ties;
+    for (std::size_t t = 0; t < 4; ++t)
+        for (std::size_t u = 0; u < 4; ++u)
+            for (int a = 1; a <= most; a *= 2)
+                for (int b = 1; b <= most; b *= 2) ties.tie(t, a, u, b);
+    return ties;
 }
 
 /// Hall's condition over sets of types, the pattern search's first test.
@@ -124,11 +135,7 @@ TEST_CASE("extreme prices: a hand case and the count with every tie") {
     // Four types, every TP ratio up to 8 tied between every pair: the vectors equal a brute
     // force over all exponents 0..9 per type (or a price of 0) whose tight ties join the priced
     // types, normalised to a least exponent of 0. Nothing is cut (the cap counts distinct ones).
-    price_ties every;
-    for (std::size_t t = 0; t < 4; ++t)
-        for (std::size_t u = 0; u < 4; ++u)
-            for (int a = 1; a <= 8; a *= 2)
-                for (int b = 1; b <= 8; b *= 2) every.tie(t, a, u, b);
+    const price_ties every = every_tie(8);
     extreme_prices(every, 4, false, p);
     std::vector<price_vector> brute;
     for (int code = 0; code < 11 * 11 * 11 * 11; ++code) {
@@ -178,11 +185,7 @@ TEST_CASE("replicas memo: the most replicas the LP fits, the same from any insta
     // with the rows' own prices and with every tie's (an instance whose other stages add ties),
     // and asked again after other keys (hits) and after a clear.
     test::xorshift gen(0x51ed270b27a4f3c1ull);
-    price_ties every;
-    for (std::size_t t = 0; t < 4; ++t)
-        for (std::size_t u = 0; u < 4; ++u)
-            for (int a = 1; a <= 8; a *= 2)
-                for (int b = 1; b <= 8; b *= 2) every.tie(t, a, u, b);
+    const price_ties every = every_tie(8);
     replicas_memo memo;
     struct asked {
         rows_t rows;
@@ -227,4 +230,40 @@ TEST_CASE("replicas memo: the most replicas the LP fits, the same from any insta
     CHECK(memo(seen.front().rows, seen.front().pool, seen.front().T, p) == seen.front().most);
     CHECK(none > 50);
     CHECK(several > 300);
+}
+
+TEST_CASE("extreme prices: TP ratios of 32 among four types reach the cap; the capped list still never rejects what the LP fits") {
+    // Every tie among four types gives 2,711 vectors with Hall's 15 up to ratio 16 (under
+    // price_cap, so the cache calls the list complete and replicas_memo may keep its answer) and
+    // 4,765 up to ratio 32 (over it: the list is cut, the cache says so, and the instance floors
+    // test those prices directly instead of through the memo, instance_floors.hpp).
+    price_cache cache;
+    (void)cache(every_tie(16), 4, true);
+    CHECK(cache.complete());
+    CHECK(cache.last().size() == 2711);
+    const price_ties to32 = every_tie(32);
+    (void)cache(to32, 4, true);
+    CHECK_FALSE(cache.complete());
+    CHECK(cache.last().size() == price_cap);
+    std::vector<price_vector> uncut;
+    extreme_prices(to32, 4, true, uncut, 1'000'000);
+    CHECK(uncut.size() == 4765);
+    // Random rows on four types with TP 1-32: the cut list answers "fits" wherever the LP does
+    // (a floor built on it stays a floor), and the memo's number from it is at least the LP's.
+    const std::vector<price_vector> cut = cache.last();
+    test::xorshift gen(0x2545f4914f6cdd1dull);
+    int weaker = 0, tight = 0;
+    for (int trial = 0; trial < 1500; ++trial) {
+        const fit_case c = random_case(gen, 4, 12, 120, 6, true);
+        const bool lp = lp_fits(c.rows, c.left, 4);
+        CAPTURE(trial);
+        if (lp) CHECK(fits_at_prices(cut, c.rows, c.left, 4));
+        weaker += !lp && fits_at_prices(cut, c.rows, c.left, 4) ? 1 : 0;
+        tight += lp ? 0 : 1;
+        rows_t more = c.rows;
+        for (auto& [r, n] : more) n *= replicas_memo{}(c.rows, c.left, 4, cut) + 1;
+        CHECK_FALSE(lp_fits(more, c.left, 4));
+    }
+    CHECK(tight > 200);
+    MESSAGE(tight << " of 1500 cases with TP up to 32 do not fit; the cut list lets " << weaker << " of them through");
 }

@@ -51,16 +51,17 @@ struct price_ties {
     }
 };
 
+/// extreme_prices' cap on distinct vectors.
+inline constexpr std::size_t price_cap = 4096;
+
 /// The extreme price vectors the ties allow, replacing `out`: trees of ties grown a type at a
 /// time (each vector normalised to a least nonzero price of 1 and kept once per level). With
 /// `hall`, every 0/1 vector comes first (Hall's sets: with five or more types they are not all
 /// trees of ties, and the cap must not drop them); without it, vectors whose nonzero prices are
 /// all equal are left out (a caller that tests Hall's sets itself). At most `most` distinct
 /// vectors are kept: fewer only weaken the test (it may answer "fits" more often), so a floor
-/// built on it stays a floor; with up to four types and TP ratios up to 8 the cap is not reached
-/// (1,353 vectors with every tie).
-/// extreme_prices' cap on distinct vectors.
-inline constexpr std::size_t price_cap = 4096;
+/// built on it stays a floor; with up to four types and TP ratios up to 16 the cap is not reached
+/// (2,711 vectors with every tie and Hall's; 4,765 with ratios to 32, tests/search/price_vectors.cpp).
 inline void extreme_prices(const price_ties& ties, std::size_t T, bool hall, std::vector<price_vector>& out, std::size_t most = price_cap) {
     out.clear();
     constexpr int span = 16;  // largest price ratio kept: 2^16
@@ -126,7 +127,7 @@ public:
     [[nodiscard]] const std::vector<price_vector>& operator()(const price_ties& ties, std::size_t T, bool hall) {
         if (!valid_ || ties != ties_ || T != T_ || hall != hall_) {
             extreme_prices(ties, T, hall, prices_);
-            complete_ = prices_.size() < price_cap;  // extreme_prices' cap not reached (TP ratios up to 16 with four types)
+            complete_ = prices_.size() < price_cap;  // extreme_prices' cap not reached
             ties_ = ties, T_ = T, hall_ = hall, valid_ = true;
         }
         return prices_;
