@@ -135,10 +135,10 @@ struct instance_bound {
     std::vector<std::pair<std::array<int, max_types>, int>> placed_rows;
     std::vector<std::int64_t> placed_cost, placed_have, placed_load;
     /// Scratch of zone_floor's placement with crossings (threshold_placed_crossing): its
-    /// thresholds, each distinct row's GPUs at each price, each group's GPUs and load at each
-    /// price, the rows, each (stage, group, crossings)'s row, each stage's group.
+    /// thresholds, each distinct row's GPUs at each price, each group's GPUs and GPUs left at
+    /// each price, the rows, each (stage, group, crossings)'s row, each stage's group.
     std::vector<double> crossing_thresholds;
-    std::vector<std::int64_t> crossing_cost, crossing_have, crossing_load, crossing_rest;
+    std::vector<std::int64_t> crossing_cost, crossing_have, crossing_slack, crossing_rest;
     std::vector<std::array<int, max_types>> crossing_rows;
     std::vector<std::uint32_t> crossing_row_of;
     std::vector<std::uint8_t> crossing_group;
@@ -363,15 +363,15 @@ template <class SP, class Worth>
     std::sort(thresholds.begin(), thresholds.end());
     thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
     auto& have = b.crossing_have;
-    have.assign((G + 1) * Yn, 0);  // each group's, then all of them
+    have.assign(G * Yn, 0);  // [group][price]
     for (std::size_t g = 0; g < G; ++g)
         for (std::size_t y = 0; y < Yn; ++y)
-            for (std::size_t t = 0; t < T; ++t) have[g * Yn + y] += Y[y][t] * parts[g][t], have[G * Yn + y] += Y[y][t] * parts[g][t];
+            for (std::size_t t = 0; t < T; ++t) have[g * Yn + y] += Y[y][t] * parts[g][t];
     auto& cost = b.crossing_cost;  // [row][price]: D replicas' GPUs at the row's cheapest type
     auto& rows = b.crossing_rows;  // the distinct rows (least TP per type; 0: not allowed)
     auto& row_of = b.crossing_row_of;  // [stage][group][crossings]: its row (none: no option)
     constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
-    auto& load = b.crossing_load;
+    auto& slack = b.crossing_slack;  // [group][price], then all groups: GPUs left at the price
     auto& at = b.crossing_group;
     at.assign(P, 0);
     auto placed = [&](double v) {
@@ -398,7 +398,8 @@ template <class SP, class Worth>
         cost.resize(rows.size() * Yn);
         for (std::size_t r = 0; r < rows.size(); ++r)
             for (std::size_t y = 0; y < Yn; ++y) cost[r * Yn + y] = cheapest_at(Y[y], rows[r], T) * sp.D;
-        load.assign((G + 1) * Yn, 0);
+        slack.resize((G + 1) * Yn);
+        std::copy(have.begin(), have.end(), slack.begin());
         long nodes = 0;
         // D replicas of stage k in its group, with crossings where its neighbours sit elsewhere
         // (the next stage's group chosen); null where the group has no option for it.
@@ -420,20 +421,26 @@ template <class SP, class Worth>
                 const std::int64_t after = rest[(k + 1) * Yn + y];
                 rest[k * Yn + y] = least == std::numeric_limits<std::int64_t>::max() || after == std::numeric_limits<std::int64_t>::max() ? std::numeric_limits<std::int64_t>::max() : after + least;
             }
-        std::int64_t* pooled = &load[G * Yn];  // the groups' loads summed
-        std::int64_t* all = &have[G * Yn];
+        // Slack kept rather than load, and tested by or-ing sign bits: loops without branches
+        // or 64-bit compares, which vectorise (these are most of a planner's start-up).
         auto add = [&](std::size_t g, const std::int64_t* c, std::int64_t sign) {
-            bool fits = true;
-            for (std::size_t y = 0; y < Yn; ++y) {
-                fits = (load[g * Yn + y] += sign * c[y]) <= have[g * Yn + y] && fits;
-                pooled[y] += sign * c[y];
-            }
-            return fits;
+            std::int64_t* s = &slack[g * Yn];
+            std::int64_t over = 0;
+            const std::size_t n = Yn;  // a local count: a store through s may not change it
+            for (std::size_t y = 0; y < n; ++y) over |= (s[y] -= sign * c[y]);
+            return over >= 0;
         };
         auto room_for = [&](std::size_t k) {  // stages [k, P) could still fit, all groups together
-            for (std::size_t y = 0; y < Yn; ++y)
-                if (rest[k * Yn + y] > all[y] - pooled[y]) return false;
-            return true;
+            const std::int64_t* r = &rest[k * Yn];
+            if (r[0] == std::numeric_limits<std::int64_t>::max()) return false;  // a stage no group serves (at every price)
+            std::int64_t* pooled = &slack[G * Yn];  // all groups' GPUs left, summed here (tested less often than changed)
+            const std::size_t n = Yn;
+            std::copy_n(slack.begin(), n, pooled);
+            for (std::size_t g = 1; g < G; ++g)
+                for (std::size_t y = 0; y < n; ++y) pooled[y] += slack[g * n + y];
+            std::int64_t over = 0;  // (called only where every group fits, so pooled >= 0: no overflow)
+            for (std::size_t y = 0; y < n; ++y) over |= pooled[y] - r[y];
+            return over >= 0;
         };
         // Groups of stages [0, k) chosen, stages [0, k-1) charged to theirs; `split`: two
         // groups used so far.
