@@ -136,7 +136,7 @@ struct instance_bound {
     std::vector<std::int64_t> placed_cost, placed_have, placed_load;
     /// Scratch of zone_floor's placement with crossings (threshold_placed_crossing): its
     /// thresholds, each distinct row's GPUs at each price, each group's GPUs and GPUs left at
-    /// each price, the rows, each (stage, group, crossings)'s row, each stage's group.
+    /// each price (then all groups', summed by its room_for), the rows, each (stage, group, crossings)'s row, each stage's group.
     std::vector<double> crossing_thresholds;
     std::vector<std::int64_t> crossing_cost, crossing_have, crossing_slack, crossing_rest;
     std::vector<std::array<int, max_types>> crossing_rows;
@@ -321,7 +321,7 @@ template <class Ends, class P2P, class Keep>
 /// places the stages at their own times; here a stage whose neighbour sits in another group
 /// sends across groups at that boundary (the fastest transfer across groups, cross_fwd and
 /// cross_bwd, in place of its p2p floor), and uses only types its group holds. A placement is
-/// a group per stage, searched stage by stage with each group's load at the instance's prices
+/// a group per stage, searched stage by stage with each group's GPUs left at the instance's prices
 /// (which decide the fractional test; the first `most_prices` of them, a necessary condition
 /// where there are more); beyond `most_nodes` nodes a test answers yes (a weaker
 /// floor, still a floor: the search below never rises past a threshold the exact test admits).
@@ -422,7 +422,7 @@ template <class SP, class Worth>
                 rest[k * Yn + y] = least == std::numeric_limits<std::int64_t>::max() || after == std::numeric_limits<std::int64_t>::max() ? std::numeric_limits<std::int64_t>::max() : after + least;
             }
         // Slack kept rather than load, and tested by or-ing sign bits: loops without branches
-        // or 64-bit compares, which vectorise (these are most of a planner's start-up).
+        // or 64-bit compares, which vectorise at -O3 (this DFS led the start-up's profile).
         auto add = [&](std::size_t g, const std::int64_t* c, std::int64_t sign) {
             std::int64_t* s = &slack[g * Yn];
             std::int64_t over = 0;
@@ -433,7 +433,7 @@ template <class SP, class Worth>
         auto room_for = [&](std::size_t k) {  // stages [k, P) could still fit, all groups together
             const std::int64_t* r = &rest[k * Yn];
             if (r[0] == std::numeric_limits<std::int64_t>::max()) return false;  // a stage no group serves (at every price)
-            std::int64_t* pooled = &slack[G * Yn];  // all groups' GPUs left, summed here (tested less often than changed)
+            std::int64_t* pooled = &slack[G * Yn];  // all groups' GPUs left, summed here: add then touches one group only
             const std::size_t n = Yn;
             std::copy_n(slack.begin(), n, pooled);
             for (std::size_t g = 1; g < G; ++g)
