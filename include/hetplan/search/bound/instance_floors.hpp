@@ -136,7 +136,8 @@ struct instance_bound {
     std::vector<std::int64_t> placed_cost, placed_have, placed_load;
     /// Scratch of zone_floor's placement with crossings (threshold_placed_crossing): its
     /// thresholds, each distinct row's GPUs at each price, each group's GPUs and GPUs left at
-    /// each price (then all groups', summed by its room_for), the rows, each (stage, group, crossings)'s row, each stage's group.
+    /// each price (then all groups', summed by its room_for), the rows, each (stage, group,
+    /// crossings)'s row, each stage's group.
     std::vector<double> crossing_thresholds;
     std::vector<std::int64_t> crossing_cost, crossing_have, crossing_slack, crossing_rest;
     std::vector<std::array<int, max_types>> crossing_rows;
@@ -426,14 +427,15 @@ template <class SP, class Worth>
         auto add = [&](std::size_t g, const std::int64_t* c, std::int64_t sign) {
             std::int64_t* s = &slack[g * Yn];
             std::int64_t over = 0;
-            const std::size_t n = Yn;  // a local count: a store through s may not change it
+            const std::size_t n = Yn;  // local: the compiler cannot tell a store through s from a change to Yn
             for (std::size_t y = 0; y < n; ++y) over |= (s[y] -= sign * c[y]);
             return over >= 0;
         };
         auto room_for = [&](std::size_t k) {  // stages [k, P) could still fit, all groups together
             const std::int64_t* r = &rest[k * Yn];
             if (r[0] == std::numeric_limits<std::int64_t>::max()) return false;  // a stage no group serves (at every price)
-            std::int64_t* pooled = &slack[G * Yn];  // all groups' GPUs left, summed here: add then touches one group only
+            // All groups' GPUs left, summed here rather than kept: add then touches one group.
+            std::int64_t* pooled = &slack[G * Yn];
             const std::size_t n = Yn;
             std::copy_n(slack.begin(), n, pooled);
             for (std::size_t g = 1; g < G; ++g)
