@@ -91,8 +91,8 @@ using endpoint_sets = interned_sequences<endpoint, endpoint_word>;
 /// (price_cache::complete: every tie's extreme prices, so up to four types with TP ratios up to
 /// 16), so the answer is the LP's, whichever instance's prices found it, and it is kept per
 /// (rows, pool): instances of one (P, mbs) differ in D and repeat their rows at each threshold
-/// (2,048 GPUs: 9 in 10 of the straggler floor's tests at start-up). More than four types:
-/// computed each time (such a list may be capped, and its answer then depends on it).
+/// (2,048 GPUs: 9 in 10 of the straggler floor's tests at start-up). Its caller
+/// (fractional_assignment_fits) asks it only then, and with up to four types.
 class replicas_memo {
 public:
     void clear() { keys_.clear(), most_.clear(); }

@@ -225,12 +225,15 @@ template <class Allowed>
                                               const std::vector<price_vector>& prices) {
     return fits_at_prices(prices, distinct_rows(allowed, T, D), cap, T);
 }
-/// The same through the memo of the most replicas such rows fit (floor_memo.hpp).
+/// The same at the cache's prices, through the memo of the most replicas such rows fit
+/// (floor_memo.hpp) where its answer is the LP's: a complete list (a capped one, four types with
+/// TP ratios of 32 and more, answers for its own ties: a review found 907 against the LP's
+/// 862). Not with more than four types: the memo scans every price, the test stops at a failing one.
 template <class Allowed>
 [[nodiscard]] bool fractional_assignment_fits(const Allowed& allowed, int D, const std::array<int, max_types>& cap, std::size_t T,
-                                              const std::vector<price_vector>& prices, replicas_memo& memo) {
-    if (T > 4) return fractional_assignment_fits(allowed, D, cap, T, prices);  // not kept (replicas_memo); this one stops at a failing price
-    return memo(distinct_rows(allowed, T, 1), cap, T, prices) >= D;
+                                              const price_cache& prices, replicas_memo& memo) {
+    if (!prices.complete() || T > 4) return fractional_assignment_fits(allowed, D, cap, T, prices.last());
+    return memo(distinct_rows(allowed, T, 1), cap, T, prices.last()) >= D;
 }
 
 /// The same with the prices of `allowed`'s own ties (for a one-off question: it allocates).
@@ -982,10 +985,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
         boost::container::small_vector<std::array<int, max_types>, 64> allowed(P);
         for (std::size_t i = 0; i < P; ++i)
             if (!allowed_at(i, v, allowed[i])) return false;
-        // The memo only where the list is complete: a capped one (four types with TP ratios of
-        // 32 and more) answers for its own ties (a review found 907 against the LP's 862).
-        return b.prices.complete() ? fractional_assignment_fits(allowed, D, pool, T, b.prices.last(), b.replicas)
-                                   : fractional_assignment_fits(allowed, D, pool, T, b.prices.last());
+        return fractional_assignment_fits(allowed, D, pool, T, b.prices, b.replicas);
     };
     const auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !serves_all(v, cap, sp.D); });
     if (it == thresholds.end()) return;
