@@ -184,8 +184,9 @@ private:
         double sync = 0, update = 0, rate = 0;
     };
     /// Transposition table: the same stage, previous pattern, GPUs taken and open extras (in
-    /// any order of the stages before) leave the same completions, so a node whose terms so
-    /// far are no better on any count than a node already searched with that key is dropped.
+    /// any order of the stages before) leave the same completions, so a node no completion of
+    /// which beats the same completion of a node already searched with that key is dropped
+    /// (searched, no_slower).
     /// It removes the orderings of the same stages (the stage DP's memo does it by its state).
     struct open_sig {
         std::uint32_t cells = 0, extras = 0;
@@ -201,10 +202,16 @@ private:
         friend bool operator==(const memo_key& a, const memo_key& b) { return std::memcmp(&a, &b, sizeof(memo_key)) == 0; }
     };
     static_assert(std::has_unique_object_representations_v<memo_key>, "memo key must have no padding");
-    /// What a node has paid so far, lower is better on each: done sum and straggler, all-reduce,
-    /// update, the open stage's own time, fixed USD/s and egress, and the optimistic sum,
-    /// straggler and own time.
-    using paid = std::array<double, 10>;
+    /// What a node has paid so far, pessimistic and optimistic (what ranks solutions, what the
+    /// cut-off reads): done sum and straggler, all-reduce, update, the open stage's own time
+    /// (paid_side), and USD/s and the two sides' egress.
+    struct paid_side {
+        double sum = 0, strag = 0, sync = 0, upd = 0, open = 0;
+    };
+    struct paid {
+        paid_side t, lo;
+        double rate = 0, comm = 0, comm_lo = 0;
+    };
     struct seen {
         std::array<paid, 2> v{};
         std::uint32_t n = 0;
@@ -863,6 +870,23 @@ private:
                 best_[open_stage_[q]].n[c] = static_cast<std::uint16_t>(best_[open_stage_[q]].n[c] + assigned_[q][c]);
     }
 
+    /// Whether every completion of a node that has paid `old` is no slower than the same
+    /// completion of one that has paid `mine` (same key: the same completions). Term by term, or
+    /// by the iteration's shape (sum + (m - 1) straggler + all-reduce + update, the last three
+    /// maxima with the rest's, which are at least `least`: the instance's floors of stages i on
+    /// and of the whole plan's straggler): a straggler below the rest's floor costs nothing, and
+    /// a sum smaller by more than m - 1 times the straggler's excess wins. That one only by a
+    /// margin above rounding, so what it drops is slower, not tied.
+    [[nodiscard]] bool no_slower(const paid_side& old, const paid_side& mine, const paid_side& least) const {
+        if (old.sum <= mine.sum && old.strag <= mine.strag && old.sync <= mine.sync && old.upd <= mine.upd && old.open <= mine.open) return true;
+        const double m1 = double(std::max(per_replica_ - 1, 0));
+        const double strag = std::max({0.0, std::max(old.strag, least.strag) - std::max(mine.strag, least.strag), old.open - mine.open});
+        const double gain = (mine.sum + mine.open) - (old.sum + old.open) - m1 * strag - std::max(0.0, std::max(old.sync, least.sync) - std::max(mine.sync, least.sync)) -
+                            std::max(0.0, std::max(old.upd, least.upd) - std::max(mine.upd, least.upd));
+        const double scale = mine.sum + mine.open + m1 * std::max(mine.strag, least.strag) + std::max(mine.sync, least.sync) + std::max(mine.upd, least.upd);
+        return gain > 1e-12 * scale;
+    }
+
     /// Whether the node (stage i next, after `prev`) was searched before with no worse terms;
     /// remembers it otherwise.
     bool searched(int i, std::uint32_t prev, const node& nd) {
@@ -880,11 +904,12 @@ private:
                 if (g.cells >> c & 1u) g.weights |= std::uint64_t(std::bit_width(unsigned(open_[q].weight[c]))) << (4 * c);
         }
         std::sort(key.open.begin(), key.open.begin() + static_cast<std::ptrdiff_t>(open_.size()));
-        const paid mine{nd.t.sum, nd.t.strag, nd.t.sync, nd.t.upd, nd.open, nd.t.rate, nd.t.comm, nd.lo.sum, nd.lo.strag, nd.open_lo};
+        const paid mine{{nd.t.sum, nd.t.strag, nd.t.sync, nd.t.upd, nd.open}, {nd.lo.sum, nd.lo.strag, nd.lo.sync, nd.lo.upd, nd.open_lo}, nd.t.rate, nd.t.comm, nd.lo.comm};
+        const instance_bound& b = *bound_;
+        const auto at = static_cast<std::size_t>(i);
+        const paid_side least{0, std::max(b.suffix.strag[at], b.straggler), b.suffix.sync[at], b.suffix.update[at], 0};
         auto no_better = [&](const paid& old) {
-            for (std::size_t q = 0; q < mine.size(); ++q)
-                if (mine[q] < old[q]) return false;
-            return true;
+            return old.rate <= mine.rate && old.comm <= mine.comm && old.comm_lo <= mine.comm_lo && no_slower(old.t, mine.t, least) && no_slower(old.lo, mine.lo, least);
         };
         if (seen* s = memo_.find(key)) {
             for (std::uint32_t q = 0; q < s->n; ++q)
