@@ -872,23 +872,25 @@ private:
 
     /// Whether every completion of a node that has paid `old` is no slower than the same
     /// completion of one that has paid `mine` (same key: the same completions). Term by term, or
-    /// by the iteration's shape (sum + (m - 1) straggler + all-reduce + update, the last three
-    /// maxima with the rest's, which are at least `least`: the instance's floors of stages i on
-    /// and of the whole plan's straggler): a straggler below the rest's floor costs nothing, and
-    /// a sum smaller by more than m - 1 times the straggler's excess wins. That one only by a
-    /// margin above rounding, so what it drops is slower, not tied.
+    /// by the iteration's shape, sum + (m - 1) straggler + all-reduce + update: the last three
+    /// are maxima with the completion's, which make them at least `least` (the instance's floors
+    /// of the plan's straggler and of the stages left's all-reduce and update), so a straggler
+    /// under that floor costs nothing, and a sum smaller by more than m - 1 times the straggler's
+    /// excess wins. That one only by a margin above the rounding of the whole iteration (its
+    /// scale counts the completion's sum at its floor, least.sum), so what it drops is slower,
+    /// not tied.
     [[nodiscard]] bool no_slower(const paid_side& old, const paid_side& mine, const paid_side& least) const {
         if (old.sum <= mine.sum && old.strag <= mine.strag && old.sync <= mine.sync && old.upd <= mine.upd && old.open <= mine.open) return true;
         const double m1 = double(std::max(per_replica_ - 1, 0));
         const double strag = std::max({0.0, std::max(old.strag, least.strag) - std::max(mine.strag, least.strag), old.open - mine.open});
         const double gain = (mine.sum + mine.open) - (old.sum + old.open) - m1 * strag - std::max(0.0, std::max(old.sync, least.sync) - std::max(mine.sync, least.sync)) -
                             std::max(0.0, std::max(old.upd, least.upd) - std::max(mine.upd, least.upd));
-        const double scale = mine.sum + mine.open + m1 * std::max(mine.strag, least.strag) + std::max(mine.sync, least.sync) + std::max(mine.upd, least.upd);
+        const double scale = mine.sum + mine.open + least.sum + m1 * std::max(mine.strag, least.strag) + std::max(mine.sync, least.sync) + std::max(mine.upd, least.upd);
         return gain > 1e-12 * scale;
     }
 
-    /// Whether the node (stage i next, after `prev`) was searched before with no worse terms;
-    /// remembers it otherwise.
+    /// Whether a node (stage i next, after `prev`) searched before with the same key has no
+    /// completion slower than this node's same one (no_slower); remembers it otherwise.
     bool searched(int i, std::uint32_t prev, const node& nd) {
         if (open_.size() > memo_open || prev > 0xffff) return false;
         memo_key key;
@@ -907,7 +909,7 @@ private:
         const paid mine{{nd.t.sum, nd.t.strag, nd.t.sync, nd.t.upd, nd.open}, {nd.lo.sum, nd.lo.strag, nd.lo.sync, nd.lo.upd, nd.open_lo}, nd.t.rate, nd.t.comm, nd.lo.comm};
         const instance_bound& b = *bound_;
         const auto at = static_cast<std::size_t>(i);
-        const paid_side least{0, std::max(b.suffix.strag[at], b.straggler), b.suffix.sync[at], b.suffix.update[at], 0};
+        const paid_side least{b.stages[at - 1].p2p_out + b.suffix.sum[at], std::max(b.suffix.strag[at], b.straggler), b.suffix.sync[at], b.suffix.update[at], 0};
         auto no_better = [&](const paid& old) {
             return old.rate <= mine.rate && old.comm <= mine.comm && old.comm_lo <= mine.comm_lo && no_slower(old.t, mine.t, least) && no_slower(old.lo, mine.lo, least);
         };
