@@ -13,12 +13,20 @@ if [[ -z $browser ]] || ! command -v python3 >/dev/null; then
   [[ ${HETPLAN_REQUIRE_BROWSER:-0} == 1 ]] && exit 1
   exit 77
 fi
+# Headless Chromium now and then hangs on a loaded machine (CI runs two tests at once): each call
+# gets 60 s and one more try with a fresh profile; what the pictures hold is checked either way.
 shoot() {  # svg png
-  local h
+  local h try
   h=$(sed -n 's/.*<svg [^>]*height="\([0-9]*\).*/\1/p' "$1" | head -1)
-  "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$out/profile" \
-    --screenshot="$2" --window-size="1100,${h:-800}" "file://$1" >"$out/chromium.log" 2>&1
-  [[ -s $2 ]] || { echo "svg screenshot: chromium wrote no $2"; cat "$out/chromium.log"; exit 1; }
+  for try in 1 2; do
+    rm -f "$2"
+    timeout 60 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$out/profile$try" \
+      --screenshot="$2" --window-size="1100,${h:-800}" "file://$1" >"$out/chromium.log" 2>&1 || true
+    [[ -s $2 ]] && return 0
+    echo "svg screenshot: chromium wrote no $2 (try $try)"
+  done
+  cat "$out/chromium.log"
+  exit 1
 }
 "$bin" plan --svg "$out/plan.svg" >"$out/plan.txt"
 shoot "$out/plan.svg" "$out/plan.png"

@@ -40,9 +40,16 @@ def check(browser, out, svg_path):
     svg = pathlib.Path(svg_path).read_text()
     page = pathlib.Path(out) / (pathlib.Path(svg_path).stem + ".extents.html")
     page.write_text("<!DOCTYPE html><html><body style='margin:0'>" + svg + SCRIPT + "</body></html>")
-    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={out}/profile-extents",
-                          "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri()],
-                         capture_output=True, text=True, timeout=120).stdout
+    # Chromium now and then hangs on a loaded machine: 60 s, then one more try with a fresh profile.
+    dom = ""
+    for attempt in (1, 2):
+        try:
+            dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={out}/profile-extents{attempt}",
+                                  "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri()],
+                                 capture_output=True, text=True, timeout=60).stdout
+            break
+        except subprocess.TimeoutExpired:
+            print(f"{svg_path}: chromium timed out (try {attempt})")
     start = dom.find('<pre id="verdict">')
     if start < 0:
         print(f"{svg_path}: the page's script wrote no verdict")
