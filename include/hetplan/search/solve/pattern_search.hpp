@@ -872,13 +872,13 @@ private:
 
     /// Whether every completion of a node that has paid `old` is no slower than the same
     /// completion of one that has paid `mine` (same key: the same completions). Term by term, or
-    /// by the iteration's shape, sum + (m - 1) straggler + all-reduce + update: the last three
-    /// are maxima with the completion's, which make them at least `least` (the instance's floors
-    /// of the plan's straggler and of the stages left's all-reduce and update), so a straggler
-    /// under that floor costs nothing, and a sum smaller by more than m - 1 times the straggler's
-    /// excess wins. That one only by a margin above the rounding of the whole iteration (its
-    /// scale counts the completion's sum at its floor, least.sum), so what it drops is slower,
-    /// not tied.
+    /// by the iteration's shape (one_f_one_b_iteration, Sailor §4.3's 1F1B), sum + (m - 1)
+    /// straggler + all-reduce + update: the last three are maxima with the completion's, which
+    /// make them at least `least` (the instance's floors of the plan's straggler and of the
+    /// stages left's all-reduce and update), so a straggler under that floor costs nothing, and a
+    /// sum smaller by more than m - 1 times the straggler's excess wins. That one only by a margin
+    /// above the rounding of the whole iteration (its scale counts the completion's sum at its
+    /// floor, least.sum), so what it drops is slower, not tied.
     [[nodiscard]] bool no_slower(const paid_side& old, const paid_side& mine, const paid_side& least) const {
         if (old.sum <= mine.sum && old.strag <= mine.strag && old.sync <= mine.sync && old.upd <= mine.upd && old.open <= mine.open) return true;
         const double m1 = double(std::max(per_replica_ - 1, 0));
