@@ -2,9 +2,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <ranges>
+#include <set>
 #include <string>
 
 #include "../plan_checks.hpp"
@@ -768,8 +770,12 @@ TEST_CASE("zone layout: replicas kept in one zone across stages where H6 merged 
     const std::vector<plan> layouts = zone_layouts(sp, stages);
     REQUIRE(layouts.size() >= 2);
     CHECK(layouts[0] == naive);
+    const std::array<zone_id, 2> order{zone_id{0}, zone_id{1}};
+    const auto aligned = aligned_layout(sp, stages, order);
+    REQUIRE(aligned);
+    CHECK(crossing(*aligned) == 0);
+    CHECK(std::find(layouts.begin(), layouts.end(), *aligned) != layouts.end());
     for (std::size_t k = 1; k < layouts.size(); ++k) {
-        CHECK(crossing(layouts[k]) == 0);
         CHECK(per_zone(layouts[k], zone_id{0}) == 8);
         CHECK(per_zone(layouts[k], zone_id{1}) == 8);
         for (const auto& st : layouts[k].pipelines[0].stages) CHECK(st.workers.size() == 8);
@@ -779,6 +785,69 @@ TEST_CASE("zone layout: replicas kept in one zone across stages where H6 merged 
     cells.cells[0].capacity = 20;
     const std::vector<plan> again = zone_layouts(sp, stages);
     CHECK(std::any_of(again.begin(), again.end(), [&](const plan& pl) { return per_zone(pl, zone_id{1}) == 16 && crossing(pl) == 0; }));
+}
+
+TEST_CASE("zone layout: each stage whole in one zone, the pipeline crossing once, where H6 merged the zones (issue 15)") {
+    // Random pool 41's shape: one merged cell of 56 + 48 GPUs, TP 1, 13 stages of 8 replicas.
+    // Replica-aligned takes 4 replicas of every stage in zone 0, 3 in zone 1 and the last where
+    // room is left, so every stage's all-reduce ring crosses zones (the solver's 0.951 s plan
+    // priced 1.029 s); stage-blocked puts stages 0-6 in zone 0 and 7-12 in zone 1: one boundary
+    // crosses, no ring does.
+    cell_set cells;
+    cells.types = {gpu_type_id{0}};
+    resource_cell c{gpu_type_id{0}, zone_id{0}, region_id{0}, 0, 104, {}};
+    c.zones = {{zone_id{0}, 56}, {zone_id{1}, 48}};
+    cells.cells = {c};
+    stage_problem<> sp;
+    sp.cells = &cells;
+    sp.P = 13, sp.D = 8, sp.mbs = 1, sp.microbatches = 16, sp.per_replica = 2;
+    sp.stages.resize(13);
+    for (int i = 0; i < 13; ++i) sp.stages[static_cast<std::size_t>(i)].layers = {i, i + 1};
+    composition one;
+    one.n[0] = 8;
+    one.tp[0] = 1;
+    const std::vector<composition> stages(13, one);
+    auto zones_of = [](const stage& st) {
+        std::set<std::size_t> z;
+        for (const auto& w : st.workers) z.insert(w.zone.value);
+        return z;
+    };
+    auto crossings = [](const plan& pl) {  // boundaries with a pair of workers in different zones
+        const auto& s = pl.pipelines[0].stages;
+        int n = 0;
+        for (std::size_t i = 0; i + 1 < s.size(); ++i) {
+            bool cross = false;
+            for (std::size_t k = 0; k < s[i].workers.size(); ++k) cross = cross || s[i].workers[k].zone != s[i + 1].workers[k].zone;
+            n += cross;
+        }
+        return n;
+    };
+    const std::array<zone_id, 2> order{zone_id{0}, zone_id{1}};
+    const auto blocked = blocked_layout(sp, stages, order);
+    REQUIRE(blocked);
+    const auto& st = blocked->pipelines[0].stages;
+    REQUIRE(st.size() == 13);
+    for (std::size_t i = 0; i < 13; ++i) {
+        CHECK(st[i].workers.size() == 8);
+        CHECK(zones_of(st[i]) == std::set<std::size_t>{i < 7 ? 0u : 1u});
+    }
+    CHECK(crossings(*blocked) == 1);
+    const auto aligned = aligned_layout(sp, stages, order);
+    REQUIRE(aligned);
+    for (const auto& a : aligned->pipelines[0].stages) CHECK(zones_of(a).size() == 2);
+    const std::vector<plan> layouts = zone_layouts(sp, stages);
+    CHECK(std::find(layouts.begin(), layouts.end(), *blocked) != layouts.end());
+    CHECK(std::find(layouts.begin(), layouts.end(), *aligned) != layouts.end());
+    // No zone has room for a stage's replicas whole: split, still placing every replica.
+    cells.cells[0].zones = {{zone_id{0}, 52}, {zone_id{1}, 52}};
+    const auto split = blocked_layout(sp, stages, order);
+    REQUIRE(split);
+    int gpus = 0;
+    split->for_each_worker([&](std::size_t, std::size_t, std::size_t, const worker_group& w) { gpus += w.tp; });
+    CHECK(gpus == 104);
+    // More replicas than the zones hold: none.
+    cells.cells[0].zones = {{zone_id{0}, 52}, {zone_id{1}, 44}};
+    CHECK_FALSE(blocked_layout(sp, stages, order));
 }
 
 TEST_CASE("branch and bound equals the straightforward search with per-type TP levels on the built-in example") {

@@ -446,14 +446,24 @@ TEST_CASE("best-first over (P, mbs, D) finds the exhaustive walk's best, never w
         CAPTURE(seed);
         const pool_world w(seed, 3, seed % 2);
         const problem pb = w.pb();
-        const auto best_first = sailor_planner<>().plan(pb);
-        const auto every = sailor_planner<>().with_scan(exhaustive_walk{}).plan(pb);
-        const auto h3 = sailor_planner<>().with_scan(sailor_dp_order{}).plan(pb);
+        sailor_options whole;
+        whole.effort = 0;  // every solve to its end: no best-so-far offered on the way
+        const auto best_first = sailor_planner<>(whole).plan(pb);
+        const auto every = sailor_planner<>(whole).with_scan(exhaustive_walk{}).plan(pb);
+        const auto h3 = sailor_planner<>(whole).with_scan(sailor_dp_order{}).plan(pb);
+        const auto rounds = sailor_planner<>().plan(pb);  // solves in rounds of effort (the default)
         REQUIRE(bool(best_first.best()) == bool(every.best()));
+        REQUIRE(bool(rounds.best()) == bool(every.best()));
         if (!every.best()) continue;
         test::check_all_valid(pb, best_first);
+        test::check_all_valid(pb, rounds);
         CHECK(fastest(best_first) == doctest::Approx(fastest(every)).epsilon(1e-9));
         if (h3.best()) CHECK(fastest(best_first) <= fastest(h3) * (1 + 1e-9));
+        // Rounds also offer an instance's best so far, which the simulator may price under the
+        // solver's optimum (zones merged by H6 are priced at the region's first zone in the
+        // solver, at the real zones of a layout in the simulator): never worse (seed 10: 0.2168 s
+        // against 0.2262 s, the best so far in a stage-blocked layout).
+        CHECK(fastest(rounds) <= fastest(every) * (1 + 1e-9));
     }
 }
 
