@@ -149,12 +149,14 @@ template <class SP>
             const int tp = stages[i].tp[cells[q].type];
             int n = stages[i].n[q];
             if (n == 0) continue;
+            if (tp <= 0) return std::nullopt;  // replicas of a type the stage's typing does not use
             auto& zs = stock[q];
             auto room = [&](zone_id z) {
                 auto it = std::find_if(zs.begin(), zs.end(), [&](const auto& e) { return e.first == z; });
                 return it == zs.end() ? 0 : it->second / tp;
             };
             auto take = [&](zone_id z, int k) {
+                if (k <= 0) return;  // (also a zone not behind this cell: room 0)
                 auto it = std::find_if(zs.begin(), zs.end(), [&](const auto& e) { return e.first == z; });
                 it->second -= k * tp;
                 n -= k;
