@@ -838,16 +838,24 @@ TEST_CASE("zone layout: each stage whole in one zone, the pipeline crossing once
     const std::vector<plan> layouts = zone_layouts(sp, stages);
     CHECK(std::find(layouts.begin(), layouts.end(), *blocked) != layouts.end());
     CHECK(std::find(layouts.begin(), layouts.end(), *aligned) != layouts.end());
-    // No zone has room for a stage's replicas whole: split, still placing every replica.
+    // 52 + 52: stages 0-5 fill zone 0 and 6-11 zone 1, leaving 4 GPUs in each; stage 12, which
+    // neither holds whole, is split 4 + 4 (the previous stage's zone first).
     cells.cells[0].zones = {{zone_id{0}, 52}, {zone_id{1}, 52}};
     const auto split = blocked_layout(sp, stages, order);
     REQUIRE(split);
-    int gpus = 0;
-    split->for_each_worker([&](std::size_t, std::size_t, std::size_t, const worker_group& w) { gpus += w.tp; });
-    CHECK(gpus == 104);
-    // More replicas than the zones hold: none.
+    const auto& ss = split->pipelines[0].stages;
+    REQUIRE(ss.size() == 13);
+    for (std::size_t i = 0; i < 13; ++i) {
+        CHECK(ss[i].workers.size() == 8);
+        CHECK(zones_of(ss[i]) == (i < 6 ? std::set<std::size_t>{0} : i < 12 ? std::set<std::size_t>{1} : std::set<std::size_t>{0, 1}));
+    }
+    std::array<int, 2> per_zone{};
+    split->for_each_worker([&](std::size_t, std::size_t, std::size_t, const worker_group& w) { per_zone[w.zone.value] += w.tp; });
+    CHECK(per_zone == std::array<int, 2>{52, 52});
+    // More replicas than the zones hold: none (nor any other layout).
     cells.cells[0].zones = {{zone_id{0}, 52}, {zone_id{1}, 44}};
     CHECK_FALSE(blocked_layout(sp, stages, order));
+    CHECK(zone_layouts(sp, stages).empty());
 }
 
 TEST_CASE("branch and bound equals the straightforward search with per-type TP levels on the built-in example") {

@@ -3,13 +3,17 @@
 // zones of a region for the search; the plan must still name a zone per worker). The simulator
 // pairs worker k of a stage with worker k of the next (workers in (zone, type, TP) order), so a
 // zone that holds the same number of replicas in every stage keeps each replica's activations
-// inside it, and the all-reduce rings cross zones once per zone. Two kinds of layout:
+// inside it, and the all-reduce rings cross zones once per zone. Three kinds of layout:
 //   stage by stage  each stage fills the fullest zone first (build_plan's own placement)
 //   replica-aligned zones in a given order each take as many whole replicas — the same count in
 //                   every stage — as their GPUs allow; what is left is placed stage by stage
-// zone_layouts() returns the stage-by-stage layout and a replica-aligned one per choice of
-// first zone; the planner prices each with its simulator and keeps the best (issue 15: the
-// default example paid 1.29 of 1.90 USD per iteration for activations zig-zagging across zones).
+//   stage-blocked   each stage whole in one zone, the previous stage's first: no ring crosses,
+//                   only the boundaries where the zone changes
+// zone_layouts() returns the stage-by-stage layout and a replica-aligned and a stage-blocked one
+// per choice of first zone; the planner prices each with its simulator and keeps the best (issue
+// 15: the default example paid 1.29 of 1.90 USD per iteration for activations zig-zagging across
+// zones; stop 53: where the zones cannot hold the same count of every stage, the aligned layout
+// split every stage's ring across zones).
 #include <algorithm>
 #include <optional>
 #include <span>
@@ -187,9 +191,9 @@ template <class SP>
     return detail::placed_plan(sp, stages, placed, schedule);
 }
 
-/// Layouts worth pricing: stage by stage, then replica-aligned with each real zone first (the
-/// others by GPUs, most first). Only the first when no cell spans zones; none when no layout
-/// fits the real zones.
+/// Layouts worth pricing: stage by stage, then replica-aligned and stage-blocked with each real
+/// zone first (the others by GPUs, most first), each once. Only the first when no cell spans
+/// zones; none when no layout fits the real zones.
 template <class SP>
 [[nodiscard]] std::vector<plan> zone_layouts(const SP& sp, std::span<const composition> stages,
                                              schedule_kind schedule = schedule_kind::one_f_one_b) {
