@@ -541,6 +541,7 @@ private:
         const priced* best = nullptr;
         for (const priced& p : all)
             if (p.admitted == any_admitted && o.value(p.t) <= tie && (!best || search::tie_break(o, p.t) < search::tie_break(o, best->t))) best = &p;
+        if (!best) best = &all.front();  // values that compare with nothing (NaN): the first, as before
         if (alternative) {
             alternative->reset();
             using Obj = std::remove_cvref_t<decltype(o)>;
