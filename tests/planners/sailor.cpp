@@ -5,6 +5,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ranges>
 #include <set>
 #include <string>
@@ -863,7 +864,8 @@ TEST_CASE("the built-in example: the layout's trade-off is noted, and a budget b
     // need. Since stop 53 its fastest layout is stage-blocked (no ring crosses, two boundaries
     // do): 0.8 % faster than the replica-aligned layout of the same stages at 38 % more money.
     // Max throughput takes the faster one and says what the other costs; a budget between the
-    // two returns the aligned one.
+    // two returns the aligned one. (A regression check on this example: a search that found
+    // another plan under the budget, as fast, would fail the checks on the stages' shape.)
     const auto in = fixtures::default_planning_example();
     const problem pb = in.as_problem();
     const auto fast = sailor_planner<>().plan(pb);
@@ -877,7 +879,7 @@ TEST_CASE("the built-in example: the layout's trade-off is noted, and a budget b
     const ranked_plan& a = *fast.best();
     const ranked_plan& b = *thrift.best();
     CHECK(b.cost().value <= *rq.objective.limits.max_usd);
-    CHECK(b.iteration().value >= a.iteration().value);
+    CHECK(b.iteration().value >= a.iteration().value * (1 - tie_tolerance));  // a budget does not add throughput (the ranked list's tie band)
     CHECK(b.iteration().value <= a.iteration().value * (1 + 0.01));  // within the note's 1 %
     // The same stages: layers and (GPU, TP) workers per stage, only the zones differ.
     auto shape = [](const plan& pl) {

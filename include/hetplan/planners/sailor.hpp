@@ -431,7 +431,11 @@ private:
             if (!best) return ++unlinked_, std::nullopt;
             std::optional<hetplan::plan> copy, noted;
             if (effort > 0) copy = best->first;
-            if (alt) noted = best->first;
+            // (A copy only where it may be the plan returned: within the tie band of the best so far.)
+            if (alt) {
+                const double b = run.best();
+                if (run.objective().value(alt->chosen) <= b + std::abs(b) * search::tie_tolerance) noted = best->first;
+            }
             const auto v = run.offer(std::move(best->first), best->second, sol.iteration, sim_.memory,
                                      "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(D));
             if (v && copy) offered_ = std::move(copy);
@@ -506,13 +510,15 @@ private:
     struct layout_alternative {
         objective_terms chosen, other;
         bytes chosen_cross_zone{}, other_cross_zone{};
+        bool time_first = true;  ///< the objective's value is time (the other term money)
     };
     static constexpr double alternative_loss = 0.01, alternative_gain = 0.10;
 
-    /// The layout of one solution over the real zones that the objective likes best: admitted
-    /// first, then by value, and those within search::tie_tolerance of the best by the
-    /// objective's tie-break (as the ranked list orders plans); and, where one qualifies, a
-    /// layout_alternative. None when every layout needs a link the network lacks.
+    /// The layout of one solution over the real zones that the objective likes best (admitted
+    /// first, then by value; the first on a tie: a tie band here would stack on the ranked
+    /// list's, and the law "a larger budget never lowers throughput" holds within one band),
+    /// and, where one qualifies, a layout_alternative. None when every layout needs a link the
+    /// network lacks.
     template <class Run>
     std::optional<std::pair<hetplan::plan, estimate>> best_layout(Run& run, std::vector<hetplan::plan> layouts,
                                                                   std::optional<layout_alternative>* alternative = nullptr) {
@@ -521,38 +527,33 @@ private:
             std::size_t k;
             estimate e;
             objective_terms t;
-            bool admitted;
+            std::pair<bool, double> rank;  ///< (not admitted, value)
         };
         boost::container::small_vector<priced, 8> all;
+        const priced* best = nullptr;
         for (std::size_t k = 0; k < layouts.size(); ++k) {
             try {
                 estimate e = sim_.run(run.pb(), layouts[k]);
                 const objective_terms t = search::terms_of(o, run.pb(), layouts[k], e);
-                all.push_back({k, std::move(e), t, o.admits(t)});
+                all.push_back({k, std::move(e), t, {!o.admits(t), o.value(t)}});
             } catch (const missing_link&) {
             }
         }
-        if (all.empty()) return std::nullopt;
-        const bool any_admitted = std::any_of(all.begin(), all.end(), [](const priced& p) { return p.admitted; });
-        double least = std::numeric_limits<double>::infinity();
         for (const priced& p : all)
-            if (p.admitted == any_admitted) least = std::min(least, o.value(p.t));
-        const double tie = least + std::abs(least) * search::tie_tolerance;
-        const priced* best = nullptr;
-        for (const priced& p : all)
-            if (p.admitted == any_admitted && o.value(p.t) <= tie && (!best || search::tie_break(o, p.t) < search::tie_break(o, best->t))) best = &p;
-        if (!best) best = &all.front();  // values that compare with nothing (NaN): the first, as before
+            if (!best || p.rank < best->rank) best = &p;
+        if (!best) return std::nullopt;
         if (alternative) {
             alternative->reset();
             using Obj = std::remove_cvref_t<decltype(o)>;
             if constexpr (requires { Obj::prefers_throughput; }) {
                 constexpr bool time_first = bool(Obj::prefers_throughput);
                 auto other = [](const objective_terms& t) { return time_first ? t.usd : t.iteration; };
-                const double value = o.value(best->t);
-                for (const priced& p : all)
-                    if (&p != best && p.admitted && o.value(p.t) <= value + std::abs(value) * alternative_loss &&
-                        other(p.t) < other(best->t) * (1 - alternative_gain) && (!*alternative || other(p.t) < other(alternative->value().other)))
-                        alternative->emplace(layout_alternative{best->t, p.t, best->e.money.cross_zone, p.e.money.cross_zone});
+                const double value = best->rank.second, loss = value + std::abs(value) * alternative_loss;
+                for (const priced& p : all) {
+                    const bool qualifies = &p != best && !p.rank.first && p.rank.second <= loss && other(p.t) < other(best->t) * (1 - alternative_gain);
+                    if (qualifies && (!*alternative || other(p.t) < other(alternative->value().other)))
+                        alternative->emplace(layout_alternative{best->t, p.t, best->e.money.cross_zone, p.e.money.cross_zone, time_first});
+                }
             }
         }
         return std::pair{std::move(layouts[best->k]), best->e};
@@ -575,11 +576,11 @@ private:
         auto pct = [](double x, double of) { return 100 * (x - of) / of; };
         char buf[400];
         std::snprintf(buf, sizeof buf,
-                      "layout: the same stages laid out otherwise over the zones take %.4g s/iteration (%+.2g %%) at %.4g USD/iteration "
-                      "(%+.2g %%; %.3g GB across zones against %.3g GB here): the objective chose this one; a %s weighs the two",
+                      "layout: the same stages laid out otherwise over the zones take %.4g s/iteration (%+.1f %%) at %.4g USD/iteration "
+                      "(%+.1f %%; %.3g GB across zones against %.3g GB here): the objective chose this one; a %s weighs the two",
                       a.other.iteration, pct(a.other.iteration, a.chosen.iteration), a.other.usd, pct(a.other.usd, a.chosen.usd),
                       a.other_cross_zone.value / 1e9, a.chosen_cross_zone.value / 1e9,
-                      a.other.usd < a.chosen.usd ? "budget (max_usd, --max-cost)" : "minimum throughput (min_throughput, --min-throughput)");
+                      a.time_first ? "budget (max_usd, --max-cost)" : "minimum throughput (min_throughput, --min-throughput)");
         out.notes.emplace_back(buf);
     }
 
