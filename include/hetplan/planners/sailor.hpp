@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -530,7 +531,7 @@ private:
             std::pair<bool, double> rank;  ///< (not admitted, value)
         };
         boost::container::small_vector<priced, 8> all;
-        const priced* best = nullptr;
+        priced* best = nullptr;
         for (std::size_t k = 0; k < layouts.size(); ++k) {
             try {
                 estimate e = sim_.run(run.pb(), layouts[k]);
@@ -539,7 +540,7 @@ private:
             } catch (const missing_link&) {
             }
         }
-        for (const priced& p : all)
+        for (priced& p : all)
             if (!best || p.rank < best->rank) best = &p;
         if (!best) return std::nullopt;
         if (alternative) {
@@ -556,7 +557,7 @@ private:
                 }
             }
         }
-        return std::pair{std::move(layouts[best->k]), best->e};
+        return std::pair{std::move(layouts[best->k]), std::move(best->e)};
     }
 
     /// Keeps `alt` for `pl`, just offered, while `pl` may still be the plan returned (within the
