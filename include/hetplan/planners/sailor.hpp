@@ -430,17 +430,12 @@ private:
             std::optional<layout_alternative> alt;
             auto best = best_layout(run, std::move(layouts), &alt);
             if (!best) return ++unlinked_, std::nullopt;
-            std::optional<hetplan::plan> copy, noted;
+            std::optional<hetplan::plan> copy;
             if (effort > 0) copy = best->first;
-            // (A copy only where it may be the plan returned: within the tie band of the best so far.)
-            if (alt) {
-                const double b = run.best();
-                if (run.objective().value(alt->chosen) <= b + std::abs(b) * search::tie_tolerance) noted = best->first;
-            }
+            if (alt) note_alternative(run, best->first, *alt);
             const auto v = run.offer(std::move(best->first), best->second, sol.iteration, sim_.memory,
                                      "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(D));
             if (v && copy) offered_ = std::move(copy);
-            if (v && noted) note_alternative(run, std::move(*noted), *alt);
             return v;
         }, effort);
         // Of the best so far and the longer solve's answer the list keeps the better (by the
@@ -560,13 +555,15 @@ private:
         return std::pair{std::move(layouts[best->k]), std::move(best->e)};
     }
 
-    /// Keeps `alt` for `pl`, just offered, while `pl` may still be the plan returned (within the
-    /// tie band of the best so far); forgets those the best has left behind.
+    /// Keeps `alt` for `pl`, about to be offered, where `pl` may be the plan returned (within the
+    /// tie band of the best so far, itself included); forgets those the best has left behind.
+    /// (A plan the run then refuses leaves an entry no returned plan equals: harmless.)
     template <class Run>
-    void note_alternative(Run& run, hetplan::plan pl, const layout_alternative& alt) {
-        const double best = run.best(), tie = best + std::abs(best) * search::tie_tolerance;
+    void note_alternative(Run& run, const hetplan::plan& pl, const layout_alternative& alt) {
+        const double v = run.objective().value(alt.chosen), best = std::min(run.best(), v);
+        const double tie = best + std::abs(best) * search::tie_tolerance;
         std::erase_if(alternatives_, [&](const auto& e) { return run.objective().value(e.second.chosen) > tie; });
-        if (run.objective().value(alt.chosen) <= tie) alternatives_.emplace_back(std::move(pl), alt);
+        if (v <= tie) alternatives_.emplace_back(pl, alt);
     }
     /// The note on the returned plan's layout_alternative, if it has one.
     void explain_alternative(plan_result& out) const {
