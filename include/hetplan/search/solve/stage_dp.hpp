@@ -154,13 +154,13 @@ private:
     [[nodiscard]] std::optional<dp_solution> root(const SP&, const O& o, std::uint32_t off, std::uint32_t len) {
         std::optional<std::uint32_t> best;
         objective_terms best_t;
-        double best_v = 0;
+        double best_v = 0, best_usd = 0;
         for (std::uint32_t k = off; k < off + len; ++k) {
             const objective_terms t = terms_at(pool_[k].terms);
             if (!o.admits(t)) continue;
-            const double v = o.value(t);
-            if (!best || v < best_v || (v == best_v && (t.usd < best_t.usd || (t.usd == best_t.usd && t.iteration < best_t.iteration))))
-                best = k, best_t = t, best_v = v;
+            const double v = o.value(t), usd = pool_[k].terms.rate * t.iteration + pool_[k].terms.comm;  // t.usd is 0 without money
+            if (!best || v < best_v || (v == best_v && (usd < best_usd || (usd == best_usd && t.iteration < best_t.iteration))))
+                best = k, best_t = t, best_v = v, best_usd = usd;
         }
         if (!best) return std::nullopt;
         dp_solution out;
@@ -248,10 +248,13 @@ private:
             if (i > 0) b = sp.exact_boundaries ? price_.exact_boundary(sp, i - 1, seen_prev, comp) : price_.bound_boundary(sp, i - 1, seen_prev, comp);
             const double own = choice.compute.value + b.bwd;
             const double egress = sync.egress + b.egress;
-            const suffix_terms mine{own, own, sync.time, choice.update.value, b.fwd, money_ ? rate : 0.0, money_ ? egress : 0.0,
+            // The rate always: the objective's money, or its tie-break's (equal throughput: cheaper,
+            // as the pattern search breaks ties; without it the two solvers' ties fell apart,
+            // docs/reproduction.md, stop 55). Egress only with money (the pricer's).
+            const suffix_terms mine{own, own, sync.time, choice.update.value, b.fwd, rate, money_ ? egress : 0.0,
                                     measure_ ? mrate : 0.0, count_ ? used : 0};
             if (last) {
-                if (!beyond(o, i, mine)) pareto_insert(front, entry{mine, none, comp}, money_, measure_, count_);
+                if (!beyond(o, i, mine)) pareto_insert(front, entry{mine, none, comp}, true, measure_, count_);
                 return;
             }
             // Skip the subtree when even floors for every later stage miss the objective.
@@ -265,12 +268,12 @@ private:
                 entry e{{s.sum + t, std::max(s.strag, t), std::max(s.sync, mine.sync), std::max(s.upd, mine.upd), b.fwd,
                          s.rate + mine.rate, s.comm + mine.comm, s.mrate + mine.mrate, s.gpus + mine.gpus},
                         c, comp};
-                if (!beyond(o, i, e.terms)) pareto_insert(front, e, money_, measure_, count_);
+                if (!beyond(o, i, e.terms)) pareto_insert(front, e, true, measure_, count_);
             }
         };
         // A last stage's rate is its only term linear in the counts (unless a measure weighs
         // cells, or the GPUs are counted).
-        if (last && !sp.exact_boundaries && !measure_ && !count_) for_each_last_pattern(sp, i, left, money_, reps_, visit);
+        if (last && !sp.exact_boundaries && !measure_ && !count_) for_each_last_pattern(sp, i, left, true, reps_, visit);
         else for_each_composition(sp, i, left, visit);
 
         const span out{static_cast<std::uint32_t>(pool_.size()), static_cast<std::uint32_t>(front.size())};
