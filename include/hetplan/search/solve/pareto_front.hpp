@@ -15,14 +15,14 @@ struct suffix_terms {
     double sync = 0;    ///< slowest stage all-reduce
     double upd = 0;     ///< slowest optimizer step
     double extra = 0;   ///< p2p time the previous stage spends sending into this suffix
-    double rate = 0;    ///< USD per second of the GPUs used (only with money tracked)
-    double comm = 0;    ///< USD of cross-zone traffic per iteration (only with money tracked)
+    double rate = 0;    ///< USD per second of the GPUs used (the objective's money, or its tie-break's)
+    double comm = 0;    ///< USD of cross-zone traffic per iteration (0 unless money is priced)
     double mrate = 0;   ///< the objective's own measure per second (only with a measured objective)
     int gpus = 0;       ///< GPUs of the suffix, every replica (only with a GPU limit)
 
-    [[nodiscard]] bool dominates(const suffix_terms& o, bool money, bool measure, bool count = false) const {
-        return sum <= o.sum && strag <= o.strag && sync <= o.sync && upd <= o.upd && extra <= o.extra &&
-               (!money || (rate <= o.rate && comm <= o.comm)) && (!measure || mrate <= o.mrate) && (!count || gpus <= o.gpus);
+    [[nodiscard]] bool dominates(const suffix_terms& o, bool measure, bool count = false) const {
+        return sum <= o.sum && strag <= o.strag && sync <= o.sync && upd <= o.upd && extra <= o.extra && rate <= o.rate && comm <= o.comm &&
+               (!measure || mrate <= o.mrate) && (!count || gpus <= o.gpus);
     }
 };
 
@@ -30,10 +30,10 @@ struct suffix_terms {
 /// entry dominates it (ties keep the earlier entry: deterministic), removing entries it
 /// dominates. Returns whether it was inserted. `count`: the GPU count is a term too.
 template <class Front, class Entry>
-bool pareto_insert(Front& f, const Entry& e, bool money, bool measure, bool count = false) {
+bool pareto_insert(Front& f, const Entry& e, bool measure, bool count = false) {
     for (const auto& x : f)
-        if (x.terms.dominates(e.terms, money, measure, count)) return false;
-    f.erase(std::remove_if(f.begin(), f.end(), [&](const Entry& x) { return e.terms.dominates(x.terms, money, measure, count); }), f.end());
+        if (x.terms.dominates(e.terms, measure, count)) return false;
+    f.erase(std::remove_if(f.begin(), f.end(), [&](const Entry& x) { return e.terms.dominates(x.terms, measure, count); }), f.end());
     f.push_back(e);
     return true;
 }

@@ -254,7 +254,7 @@ private:
             const suffix_terms mine{own, own, sync.time, choice.update.value, b.fwd, rate, money_ ? egress : 0.0,
                                     measure_ ? mrate : 0.0, count_ ? used : 0};
             if (last) {
-                if (!beyond(o, i, mine)) pareto_insert(front, entry{mine, none, comp}, true, measure_, count_);
+                if (!beyond(o, i, mine)) pareto_insert(front, entry{mine, none, comp}, measure_, count_);
                 return;
             }
             // Skip the subtree when even floors for every later stage miss the objective.
@@ -268,7 +268,7 @@ private:
                 entry e{{s.sum + t, std::max(s.strag, t), std::max(s.sync, mine.sync), std::max(s.upd, mine.upd), b.fwd,
                          s.rate + mine.rate, s.comm + mine.comm, s.mrate + mine.mrate, s.gpus + mine.gpus},
                         c, comp};
-                if (!beyond(o, i, e.terms)) pareto_insert(front, e, true, measure_, count_);
+                if (!beyond(o, i, e.terms)) pareto_insert(front, e, measure_, count_);
             }
         };
         // A last stage's rate is its only term linear in the counts (unless a measure weighs
