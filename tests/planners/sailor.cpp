@@ -853,10 +853,84 @@ TEST_CASE("zone layout: each stage whole in one zone, the pipeline crossing once
     std::array<int, 2> per_zone{};
     split->for_each_worker([&](std::size_t, std::size_t, std::size_t, const worker_group& w) { per_zone[w.zone.value] += w.tp; });
     CHECK(per_zone == std::array<int, 2>{52, 52});
+    // Stage k placed after the others takes the split instead (stop 56): for every k, one of the
+    // layouts splits stage k alone, the stages before it as above (the zone of the stage before
+    // first), and uses every zone's 52 GPUs.
+    const std::vector<plan> choices = zone_layouts(sp, stages);
+    for (std::size_t k = 0; k < 13; ++k) {
+        CAPTURE(k);
+        const auto last = blocked_layout(sp, stages, order, schedule_kind::one_f_one_b, k);
+        REQUIRE(last);
+        const auto& ls = last->pipelines[0].stages;
+        for (std::size_t i = 0; i < 13; ++i) CHECK(zones_of(ls[i]).size() == (i == k ? 2u : 1u));
+        for (std::size_t i = 0; i < std::min<std::size_t>(k, 6); ++i) CHECK(zones_of(ls[i]) == std::set<std::size_t>{0});
+        std::array<int, 2> used{};
+        last->for_each_worker([&](std::size_t, std::size_t, std::size_t, const worker_group& w) { used[w.zone.value] += w.tp; });
+        CHECK(used == std::array<int, 2>{52, 52});
+        CHECK(std::find(choices.begin(), choices.end(), *last) != choices.end());
+    }
+    // With room for every stage whole, no stage is split and no such layouts are added.
+    cells.cells[0].zones = {{zone_id{0}, 56}, {zone_id{1}, 48}};
+    CHECK(zone_layouts(sp, stages).size() == layouts.size());
     // More replicas than the zones hold: none (nor any other layout).
     cells.cells[0].zones = {{zone_id{0}, 52}, {zone_id{1}, 44}};
     CHECK_FALSE(blocked_layout(sp, stages, order));
     CHECK(zone_layouts(sp, stages).empty());
+}
+
+TEST_CASE("zone layout: the stage whose ring crosses zones is the cheapest one to split, not the last (issue 15, stop 56)") {
+    // Random pool 86 of benchmarks/pools.hpp: GPT-Neo-2.7 (batch 256) on V100-16 in 8-GPU nodes,
+    // 64 in zone r0-0, 8 in r0-2 (H6 merges the two: 50 Gb/s between them, 100 inside one) and
+    // 16 in r1-1 (10 Gb/s away). The plan has five stages of 7 replicas at TP 2 in region r0,
+    // which holds 72 GPUs; r0-0 holds four stages whole, so one stage's replicas go partly to
+    // r0-2 and its all-reduce ring crosses zones. The blocked layout used to split the last
+    // stage (placed last in pipeline order); the last stage holds the head's gradients, so its
+    // ring is among the dearest to slow down. A stage in the middle is cheaper to split.
+    fixtures::planning_example in;
+    gpu_spec g = fixtures::v100_16();
+    g.price = usd_per_hour{2.8};
+    const auto v = in.hw.add_gpu(g, 8);
+    const auto z0 = in.hw.add_zone("r0-0", "r0"), z1 = in.hw.add_zone("r1-1", "r1"), z2 = in.hw.add_zone("r0-2", "r0");
+    in.hw.pool.set(v, z0, 64);
+    in.hw.pool.set(v, z1, 16);
+    in.hw.pool.set(v, z2, 8);
+    for (auto a : {z0, z1, z2})
+        for (auto b : {z0, z1, z2}) {
+            const double gbps = a == b ? 100 : in.hw.region_of(a) == in.hw.region_of(b) ? 50 : 10;
+            in.hw.network.set_zone_default(a, b, alpha_beta_link{seconds{a == b ? 1e-5 : 1e-4}, gigabits_per_second(gbps)});
+            if (a != b) in.hw.network.set_egress_price(a, b, usd_per_gigabyte(0.01));
+        }
+    in.model = fixtures::gpt_neo_2_7b();
+    in.job.global_batch = 256;
+    in.job.sequence_length = 2048;
+    in.job.prec = precision::fp16_mixed;
+    in.profiles.enable_analytical({});
+    const problem pb = in.as_problem();
+    const auto r = sailor_planner<>().plan(pb);
+    REQUIRE(r.best());
+    test::check_all_valid(pb, r);
+    const plan& best = r.best()->pl;
+    auto spans = [](const stage& st) {
+        return std::any_of(st.workers.begin(), st.workers.end(), [&](const worker_group& w) { return w.zone != st.workers.front().zone; });
+    };
+    const auto& stages = best.pipelines[0].stages;
+    const auto split = std::find_if(stages.begin(), stages.end(), spans);
+    REQUIRE(split != stages.end());  // 72 GPUs in r0 and 64 in its larger zone: one stage spans both
+    CHECK(std::count_if(stages.begin(), stages.end(), spans) == 1);
+    CHECK(split + 1 != stages.end());
+    // The same plan with the last stage split instead (its workers' zones and the split stage's
+    // swapped: both are 7 V100 at TP 2) is slower: the hand reasoning above, priced.
+    plan swapped = best;
+    auto& ss = swapped.pipelines[0].stages;
+    REQUIRE(ss.back().workers.size() == split->workers.size());
+    const std::size_t s = static_cast<std::size_t>(split - stages.begin());
+    for (std::size_t k = 0; k < ss.back().workers.size(); ++k) std::swap(ss[s].workers[k].zone, ss.back().workers[k].zone);
+    for (auto* st : {&ss[s], &ss.back()})
+        std::stable_sort(st->workers.begin(), st->workers.end(), [](const worker_group& a, const worker_group& b) { return a.zone < b.zone; });
+    REQUIRE(validate(pb, swapped, simulator<>{}.memory).ok());
+    const estimate e = simulator<>{}.run(pb, swapped);
+    CHECK(spans(ss.back()));
+    CHECK(r.best()->iteration().value < e.time.iteration.value);
 }
 
 TEST_CASE("the built-in example: the layout's trade-off is noted, and a budget buys the layout whose activations stay in their zones (issue 15)") {
