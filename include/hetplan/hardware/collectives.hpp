@@ -72,6 +72,11 @@ template <concepts::link L>
 seconds ring_all_reduce(int n, bytes size, const L& link) {
     return ring_steps(n, size, 2.0 * (n - 1), link);
 }
+/// Over the distinct links of its n edges (ring_steps_on).
+template <concepts::link L>
+seconds ring_all_reduce(int n, bytes size, std::span<const L* const> links) {
+    return ring_steps_on(n, size, 2.0 * (n - 1), links);
+}
 template <concepts::link L>
 seconds ring_all_gather(int n, bytes size, const L& link) {
     return ring_steps(n, size, 1.0 * (n - 1), link);
@@ -90,7 +95,8 @@ inline bytes ring_all_reduce_bytes_per_edge(int n, bytes size) {
 /// Splits a large all-reduce into buckets, as DeepSpeed/PyTorch DDP do (Sailor uses 500 MB):
 /// each bucket is a separate ring all-reduce, so the per-message bandwidth is that of a
 /// bucket's chunk rather than of the whole tensor.
-/// `edge` is either an edge function (as for ring_all_reduce) or one link for every edge.
+/// `edge` is an edge function (as for ring_all_reduce), one link for every edge, or the span
+/// of the distinct links of the edges.
 template <class Edges>
 seconds bucketed_ring_all_reduce(int n, bytes size, bytes bucket, const Edges& edge) {
     if (n <= 1 || size.value <= 0) return seconds{0};

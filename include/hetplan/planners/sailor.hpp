@@ -21,6 +21,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -75,6 +76,13 @@ struct sailor_options {
     /// set the cut-off, and the deferred ones return under their own level's floor (2^15 spent
     /// tens of ms on each instance before a good cut-off existed; see docs/reproduction.md).
     std::uint64_t effort = std::uint64_t{1} << 6;
+    /// Search nodes of the solve over the real zones that an instance gets once when H6 merged
+    /// the zones and the simulator prices the instance's solution above the solver's own price
+    /// (sailor_planner::solve_over_real_zones); 0: never. A few times the first round's budget:
+    /// enough for the small instances whose merged-zone price misleads most (random pools 0-199:
+    /// 12 better plans, 0.1-4.9 % faster; one more node per cell no longer lowers throughput on
+    /// 197 small random pools, where it did on one), at no measurable cost in time.
+    std::uint64_t real_zones_effort = std::uint64_t{1} << 10;
 };
 
 template <class Sim = simulator<>,
@@ -406,6 +414,8 @@ private:
         std::optional<hetplan::plan> before;
         if (auto it = partial_.find(memo->first); again && it != partial_.end()) before = std::move(it->second), partial_.erase(it);
         offered_.reset();
+        mispriced_ = false;
+        merged_value_ = std::numeric_limits<double>::infinity();
         // The floor without the LP of the stage-time sum first: it drops most of what the bound
         // drops, and the simplex was a quarter of a search with limits (item 4, min cost).
         if constexpr (!std::is_same_v<Bound, search::no_bound>) {
@@ -432,6 +442,10 @@ private:
             if (!best) return ++unlinked_, std::nullopt;
             std::optional<hetplan::plan> copy;
             if (effort > 0) copy = best->first;
+            const double solver = run.objective().value(sol.terms),
+                         simulated = run.objective().value(search::terms_of(run.objective(), pb, best->first, best->second));
+            mispriced_ = mispriced_ || simulated > solver + std::abs(solver) * search::tie_tolerance;
+            merged_value_ = std::min(merged_value_, simulated);
             if (alt) note_alternative(run, best->first, *alt);
             const auto v = run.offer(std::move(best->first), best->second, sol.iteration, sim_.memory,
                                      "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(D));
@@ -447,7 +461,64 @@ private:
         memo->second = out.value;
         deferred_ = out.exhausted;
         if (deferred_) deferred_floor_ = search::value_floor(run.objective(), search::with_slack(bound_.floor(pb, sp_)));
+        if (mispriced_ && opt_.real_zones_effort > 0 && !run.stopping() && d.cells.cells.size() < real_cells(pb).cells.cells.size() &&
+            real_solved_.insert(memo->first).second)
+            solve_over_real_zones(run, f, D, level);
         return {memo->second, run.stopping()};
+    }
+
+    /// The search's domain with every zone its own cell (keep_zones), built once per plan() call.
+    [[nodiscard]] const search::sailor_domain& real_cells(const problem& pb) {
+        if (!real_) real_ = search::make_sailor_domain(pb, search::keep_zones{}, search::h1_tp_within_node{});
+        return *real_;
+    }
+
+    /// H6 prices a merged cell with its region's first zone's links; the plan is laid out over the
+    /// real zones and the simulator prices that. Where the simulator's price of an instance's
+    /// solution is above the solver's (a stage no zone holds whole, rings or boundaries that
+    /// cross zones at slower links), another solution of the same instance may lay out better,
+    /// which the merged cells cannot tell apart (random pool 135: the same P = 6, D = 16 and TP
+    /// levels with each stage's types in one zone take 1.456 s/iteration against the merged
+    /// search's 1.621). So the instance is solved once more over the real zones, for a plan
+    /// better than its merged one (that plan's value is the cut-off and the floors' test, never
+    /// the run's: what it returns depends on the instance alone, not on the search's path, so
+    /// branch and bound and the straightforward search stay alike), with a budget of
+    /// sailor_options::real_zones_effort nodes; its plan is offered beside the merged one's.
+    /// The instance's floors over merged cells hold over the real zones too (their optimistic
+    /// prices take the fastest link among a merged cell's zones and its summed GPUs), so what a
+    /// stopped search proves still holds.
+    template <class Run>
+    void solve_over_real_zones(Run& run, const search::sailor_family& f, int D, const search::tp_level& level) {
+        const problem& pb = run.pb();
+        const search::sailor_domain& real = real_cells(pb);
+        if (!real_solver_) real_solver_.emplace(sim_.time), real_solver_->always_patterns();  // the budget counts nodes
+        auto times = real_times_.find({f.P, f.mbs});
+        if (times == real_times_.end() || times->second.first != f.partition)
+            times = real_times_.insert_or_assign({f.P, f.mbs}, std::pair{f.partition, search::time_stages(pb, real.cells, f.partition, f.mbs, real.tps, sim_.time, memory_,
+                                                                                                           schedule_kind::one_f_one_b)}).first;
+        boost::hana::tuple<> quiet;  // the hooks heard this instance already
+        search::build_stage_problem(real_sp_, pb, real.cells, f.partition, f.mbs, D, times->second.second, pruners_, level, memory_, quiet);
+        real_sp_.exact_boundaries = opt_.exact_boundaries;
+        // The floors without the LP of the stage-time sum first, as step() does: building the
+        // patterns and the whole bound is what a solve here costs.
+        const search::instance_floors floors;
+        const double merged = merged_value_;
+        auto beyond = [&] { return search::value_floor(run.objective(), search::with_slack(floors.floor(pb, real_sp_))) > merged; };
+        search::make_instance_bound(real_sp_.bound, real_sp_, sim_.time, false);
+        if (beyond()) return;
+        real_solver_->prepare(real_sp_);
+        if (!real_sp_.bound.feasible() || beyond()) return;
+        ++real_solves_;
+        const auto sol = real_solver_->solve(pb, real_sp_, run.objective(), {merged, &run.stop(), opt_.real_zones_effort});
+        if (real_solver_->stopped()) run.halt();
+        if (!sol || !is_finite(sol->iteration)) return;
+        auto layouts = search::zone_layouts(real_sp_, sol->stages);
+        if (layouts.empty()) return;
+        auto best = best_layout(run, std::move(layouts));
+        if (!best) return;
+        const auto v = run.offer(std::move(best->first), best->second, sol->iteration, sim_.memory,
+                                 "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(D) + " over the real zones");
+        if (v && *v < merged) ++real_better_;
     }
 
     /// Notes why nothing was found: no usable node, or memory (search::memory_binds).
@@ -604,6 +675,14 @@ private:
     std::map<std::vector<std::uint16_t>, std::optional<double>> seen_;  ///< instances solved (P, mbs, D, TPs): levels that resolve alike
     std::vector<std::uint16_t> sig_;  ///< scratch: an instance's key in seen_
     std::vector<std::pair<hetplan::plan, layout_alternative>> alternatives_;  ///< note_alternative's, this plan() call
+    bool mispriced_ = false;  ///< the last step's solution: the simulator's price above the solver's
+    double merged_value_ = 0;  ///< and the least objective value of its plans
+    std::optional<search::sailor_domain> real_;  ///< real_cells(), this plan() call
+    instance real_sp_;                           ///< solve_over_real_zones' instance
+    std::optional<search::pattern_search<typename Sim::time_type>> real_solver_;
+    std::set<std::vector<std::uint16_t>> real_solved_;  ///< instances (seen_'s keys) solved over the real zones, this plan() call
+    std::map<std::pair<int, int>, std::pair<std::vector<layer_range>, search::stage_timings>> real_times_;  ///< by (P, mbs), this plan() call
+    std::size_t real_solves_ = 0, real_better_ = 0;     ///< this plan() call
     /// A (P, mbs, D) and its every-level floor (plan_best_first).
     static constexpr std::uint32_t all_levels = std::numeric_limits<std::uint32_t>::max();
     struct floored_degree {
@@ -639,7 +718,7 @@ plan_result sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, Typing>::pl
     }
     std::vector<ranked_plan> unconstrained = std::move(free.plans);
     memory_ = memory_for(pb.job);
-    unplaceable_ = unlinked_ = 0;
+    unplaceable_ = unlinked_ = real_solves_ = real_better_ = 0;
     search::search_run run(pb, rq, opt_.keep);
     for (ranked_plan& rp : unconstrained) run.offer(std::move(rp.pl), rp.est, rp.predicted, sim_.memory, "the unconstrained search's plan");
     if (memory_.zero_stage > 0) run.note("ZeRO stage " + std::to_string(memory_.zero_stage) + ": state sharded over each stage's replicas, synchronised as an all-reduce's volume");
@@ -650,8 +729,12 @@ plan_result sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, Typing>::pl
     seen_.clear();
     partial_.clear();
     alternatives_.clear();
+    real_.reset();
+    real_solved_.clear();
+    real_times_.clear();
     sp_.forget_problem();  // a new problem: transfers priced and menus built for the last one are stale
     every_sp_.forget_problem();
+    real_sp_.forget_problem();
     if constexpr (std::is_same_v<Scan, search::best_first>) {
         plan_best_first(run, d);
     } else {
@@ -677,7 +760,10 @@ plan_result sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, Typing>::pl
     if (const std::size_t given_up = after.abandoned - before.abandoned; given_up > 0)
         run.note(std::to_string(given_up) + " instance(s) needed more than sailor_options::dp_memory (" + std::to_string(opt_.dp_memory >> 20) +
                  " MiB) for the stage DP and were given up: plans they hold may be missing (raise it, or plan fewer GPUs per zone)");
-    run.stats().counters = {{"dp states", after.states - before.states}, {"compositions", after.compositions - before.compositions}};
+    run.stats().counters = {{"dp states", after.states - before.states},
+                            {"compositions", after.compositions - before.compositions},
+                            {"solves over the real zones", real_solves_},
+                            {"of them better than the merged zones' plan", real_better_}};
     if (run.best() == std::numeric_limits<double>::infinity() && !run.stopping()) explain_no_plan(run, d);
     plan_result out = run.finish(std::string(name()));
     explain_alternative(out);

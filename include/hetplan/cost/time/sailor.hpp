@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <span>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
@@ -63,11 +64,22 @@ struct sailor_time_model {
 
     /// A stage's gradient all-reduce over its replicas in ring order: 500 MB buckets, each a
     /// ring as slow as its slowest edge, including edges that cross zones.
+    /// Each distinct edge's link is looked up once (a ring of D replicas over a few endpoints
+    /// repeats the same pairs; a step is as slow as the slowest edge, so the time is the same as
+    /// an edge-by-edge walk's): the search prices a ring for every stage pattern it builds.
     [[nodiscard]] seconds sync_time(const problem& pb, std::span<const endpoint> ring, bytes size) const {
         const int n = static_cast<int>(ring.size());
-        return collective::bucketed_ring_all_reduce(n, size, bucket, [&](int k) -> decltype(auto) {
-            return pb.hw.network.between(ring[static_cast<std::size_t>(k)], ring[static_cast<std::size_t>((k + 1) % n)]);
-        });
+        if (n <= 1 || size.value <= 0) return seconds{0};
+        using link_type = std::remove_cvref_t<decltype(pb.hw.network.between(ring[0], ring[0]))>;
+        boost::container::small_vector<const link_type*, 8> links;
+        for (std::size_t k = 0; k < ring.size(); ++k) {
+            const endpoint& from = ring[k];
+            const endpoint& to = ring[(k + 1) % ring.size()];
+            if (k > 0 && ring[k - 1] == from && from == to) continue;  // the previous edge's pair again
+            const link_type* l = &pb.hw.network.between(from, to);
+            if (std::find(links.begin(), links.end(), l) == links.end()) links.push_back(l);
+        }
+        return collective::bucketed_ring_all_reduce(n, size, bucket, std::span<const link_type* const>(links.data(), links.size()));
     }
 
     /// A floor of sync_time over any ring of `n` replicas drawn from the endpoints `ends`: a
