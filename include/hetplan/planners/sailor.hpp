@@ -21,8 +21,8 @@
 #include <iterator>
 #include <limits>
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -79,9 +79,11 @@ struct sailor_options {
     /// Search nodes of the solve over the real zones that an instance gets once when H6 merged
     /// the zones and the simulator prices the instance's solution above the solver's own price
     /// (sailor_planner::solve_over_real_zones); 0: never. A few times the first round's budget:
-    /// enough for the small instances whose merged-zone price misleads most (random pools 0-199:
-    /// 12 better plans, 0.1-4.9 % faster; one more node per cell no longer lowers throughput on
-    /// 197 small random pools, where it did on one), at no measurable cost in time.
+    /// enough for the small instances whose merged-zone price misleads most (random pools 0-199,
+    /// with stop 56's choice of split stage in search/zone_layout.hpp: 19 better plans, 0.1-5.4 %
+    /// faster, 8 of them from that choice alone; one more node per cell no longer lowers
+    /// throughput on 197 small random pools, where it did on one), at 1.01x the time (geometric
+    /// mean; up to 2.2x on one pool, 0.38 -> 0.82 s; docs/reproduction.md).
     std::uint64_t real_zones_effort = std::uint64_t{1} << 10;
 };
 
