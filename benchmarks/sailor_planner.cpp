@@ -168,6 +168,36 @@ TEST_CASE("Sailor planner: stage patterns vs the stage DP as the solver, same pl
     };
 }
 
+TEST_CASE("Sailor planner: the LP floor of the stages left at each node, on and off (random pools; issue 15)") {
+    // The default planner against the same planner whose pattern search floors the stages left
+    // by their own floors only (pattern_search::rest_lp(false)): the same plans where both
+    // finish. Pools of bench::random_pool: 109 and 163 (three types, two regions) and 42 (P = 14
+    // over 208 GPUs, whose proof the LP floor makes possible; without it the search stops at
+    // the 10 s deadline, printed). Run with --benchmark-samples 3.
+    const auto planner = sailor_planner<>();
+    const auto without = planner.with_solver(search::pattern_search<>(planner.models().time).rest_lp(false));
+    for (std::uint64_t seed : {109, 163, 42}) {
+        const auto in = bench::random_pool(seed);
+        plan_request<max_throughput> rq;
+        rq.stop = stop_condition::after(std::chrono::seconds(10));
+        plan_result on, off;
+        BENCHMARK("pool " + std::to_string(seed) + ": LP floor of the stages left (default)") {
+            auto p = planner;
+            on = p.plan(in.as_problem(), rq);
+            return on.plans.size();
+        };
+        BENCHMARK("pool " + std::to_string(seed) + ": stages' own floors") {
+            auto p = without;
+            off = p.plan(in.as_problem(), rq);
+            return off.plans.size();
+        };
+        if (on.best() && off.best())
+            std::printf("pool %llu: %.6f s/iteration (%s) against %.6f (%s)\n", static_cast<unsigned long long>(seed), on.best()->iteration().value,
+                        on.stopped ? "stopped" : "complete", off.best()->iteration().value, off.stopped ? "stopped" : "complete");
+        if (!on.stopped && !off.stopped && on.best() && off.best()) CHECK(on.best()->value == off.best()->value);
+    }
+}
+
 namespace {
 
 /// 2,048 GPUs: 128 of each of 4 types in each of four zones over two regions, 8-GPU nodes,

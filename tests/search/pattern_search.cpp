@@ -110,6 +110,39 @@ struct effort_solver {
     }
 };
 
+/// A solver that solves every instance with and without the LP floor of the stages left at
+/// each node (pattern_search::rest_lp), with no cut-off, checks that both give the same value, and
+/// counts the nodes each takes.
+struct rest_lp_on_off {
+    rest_lp_on_off() : on(sailor_time_model{}), off(sailor_time_model{}) {
+        on.always_patterns();
+        off.always_patterns().rest_lp(false);
+    }
+    pattern_search<> on, off;
+    std::size_t compared = 0, fewer = 0;
+    static constexpr const char* name() { return "pattern search with and without the LP of the stages left"; }
+    [[nodiscard]] const auto& time_model() const { return on.time_model(); }
+    template <class Pr>
+    void prepare(stage_problem<Pr>& sp) const {
+        on.prepare(sp);
+    }
+    template <class Pr, class O>
+    std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits&) {
+        const auto a = on.stats().states, b = off.stats().states;
+        const auto with = on.solve(pb, sp, o, {});
+        const auto without = off.solve(pb, sp, o, {});
+        CAPTURE(sp.P);
+        CAPTURE(sp.D);
+        REQUIRE(bool(with) == bool(without));
+        ++compared;
+        // Not fewer on every instance: other floors order the children otherwise, and the
+        // first good leaf can come later.
+        if (on.stats().states - a < off.stats().states - b) ++fewer;
+        if (with) CHECK(o.value(with->terms) == doctest::Approx(o.value(without->terms)).epsilon(1e-12));
+        return with;
+    }
+};
+
 /// The fastest plan of a list (its best may be a cheaper one within the 0.1 % tie band).
 double fastest(const plan_result& r) {
     double t = std::numeric_limits<double>::infinity();
@@ -155,6 +188,30 @@ void far_apart(pool_world& w) {
     for (std::size_t a = 0; a < w.hw.zones.size(); ++a)
         for (std::size_t b = 0; b < w.hw.zones.size(); ++b)
             if (a != b) w.hw.network.set_zone_default(zone_id{a}, zone_id{b}, alpha_beta_link{seconds{1e-3}, bytes_per_second{1e7 * (1 + double(a + b))}});
+}
+
+TEST_CASE("pattern search: the LP floor of the stages left at each node keeps every value and prunes (issue 15)") {
+    // Both objectives, zones merged and apart; every instance solved to its end twice (no
+    // cut-off), so pipelines of up to four stages (six took 13 minutes).
+    std::size_t compared = 0, fewer = 0;
+    for (unsigned seed = 1; seed <= 10; ++seed) {
+        CAPTURE(seed);
+        const pool_world w(seed, 3, seed % 2);
+        const problem pb = w.pb();
+        sailor_options opt;
+        opt.space.max_pipeline_degree = 4;
+        auto planner = sailor_planner<>(opt).with_solver(rest_lp_on_off());
+        auto both = [&](auto p) {
+            (void)p.plan(pb, plan_request<max_throughput>{});
+            (void)p.plan(pb, plan_request<min_cost>{});
+            compared += p.solver().compared, fewer += p.solver().fewer;
+        };
+        both(planner);
+        both(planner.with_zones(keep_zones{}));
+    }
+    MESSAGE(compared << " instances compared; the LP floor took fewer nodes on " << fewer);
+    CHECK(compared > 200);
+    CHECK(fewer > 0);
 }
 
 TEST_CASE("pattern search: the stage DP's value where zones are far apart (zone floors prune; issue 15)") {
@@ -391,6 +448,62 @@ TEST_CASE("small ILP: the optimum of random small integer programs equals enumer
         for (std::size_t j = 0; j < n; ++j) CHECK((sol[j] >= 0 && sol[j] <= 4 && sol[j] == std::round(sol[j])));
     }
     CHECK(solved > 100);
+}
+
+TEST_CASE("small ILP: shadow prices of the LP relaxation are subgradients of its value (weak duality)") {
+    // v(b) of a minimisation is convex in the right-hand sides, and the rows' shadow prices y
+    // a subgradient: v(b') >= v(b) + y . (b' - b) for every b' (equality rows left as they are).
+    test::xorshift gen(23);
+    int checked = 0, priced = 0;
+    for (int round = 0; round < 300; ++round) {
+        const std::size_t n = 2 + static_cast<std::size_t>(gen.below(4)), m = 1 + static_cast<std::size_t>(gen.below(4));
+        std::vector<double> cost(n), b(m);
+        std::vector<std::vector<double>> a(m, std::vector<double>(n));
+        std::vector<small_ilp::sense> sense(m);
+        for (std::size_t j = 0; j < n; ++j) cost[j] = gen.below(9) - 3;
+        for (std::size_t r = 0; r < m; ++r) {
+            sense[r] = static_cast<small_ilp::sense>(gen.below(3));
+            b[r] = gen.below(9);
+            for (std::size_t j = 0; j < n; ++j) a[r][j] = gen.below(5) - 1;
+        }
+        auto value = [&](const std::vector<double>& rhs, small_ilp& lp) {
+            lp.reset(n, 4);
+            for (std::size_t j = 0; j < n; ++j) lp.set_cost(j, cost[j]);
+            for (std::size_t r = 0; r < m; ++r) {
+                const std::size_t row = lp.add_row(sense[r], rhs[r]);
+                for (std::size_t j = 0; j < n; ++j) lp.coef(row, j, a[r][j]);
+            }
+            return lp.relaxation();
+        };
+        small_ilp lp, other;
+        const auto v = value(b, lp);
+        if (!v) continue;
+        std::vector<double> y(m);
+        for (std::size_t r = 0; r < m; ++r) {
+            y[r] = lp.shadow_price(r);
+            if (sense[r] == small_ilp::sense::le) CHECK(y[r] <= 1e-9);
+            if (sense[r] == small_ilp::sense::ge) CHECK(y[r] >= -1e-9);
+            if (sense[r] == small_ilp::sense::eq) CHECK(y[r] == 0);
+            priced += y[r] != 0;
+        }
+        for (int trial = 0; trial < 8; ++trial) {
+            std::vector<double> moved = b;
+            double predicted = *v;
+            for (std::size_t r = 0; r < m; ++r) {
+                if (sense[r] == small_ilp::sense::eq) continue;
+                moved[r] += gen.below(7) - 3;
+                predicted += y[r] * (moved[r] - b[r]);
+            }
+            CAPTURE(round);
+            CAPTURE(trial);
+            if (const auto w = value(moved, other)) {
+                CHECK(*w >= predicted - 1e-7 * (1 + std::abs(predicted)));
+                ++checked;
+            }
+        }
+    }
+    CHECK(checked > 500);
+    CHECK(priced > 50);
 }
 
 TEST_CASE("instance floors with the pooled sum never exceed the instance's optimum") {

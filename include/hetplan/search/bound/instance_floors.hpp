@@ -14,7 +14,8 @@
 //   sync      the time model's sync_floor over the endpoints the stage could use (Sailor's: a
 //             ring all-reduce on the fastest link, since a ring is as slow as its slowest edge;
 //             0 for a model that gives no floor)
-//   update    the fastest optimizer step of any typing
+//   update    the fastest optimizer step of any typing; over the whole plan, the least step at
+//             which the pool serves every stage (as the straggler's test)
 //   rate      USD/s of D replicas at the cheapest typing (for the cost objective)
 //   zones     where the replicas can sit: by zone group (zone_floor), and how the stages pack
 //             into the real zones behind H6's merged cells (zone_packing_floor)
@@ -83,11 +84,12 @@ struct instance_bound {
     /// Scratch, kept between instances: endpoints each stage could use, straggler thresholds.
     using endpoints = boost::container::small_vector<endpoint, 16>;
     std::vector<endpoints> ends;
-    std::vector<double> thresholds;
+    std::vector<double> thresholds, update_thresholds;
     /// Each stage's single-type typings (type, TP, compute), which the straggler floor tries.
     struct single {
         std::uint8_t type, tp;
         double compute;
+        double update = 0;  ///< its optimizer step
     };
     std::vector<boost::container::small_vector<single, 16>> singles;
     /// The extreme prices of ties between any two singles of one stage (price_vectors.hpp): every
@@ -110,6 +112,9 @@ struct instance_bound {
     };
     std::vector<lp_class> lp_classes;
     small_ilp lp;
+    /// The LP's floor of the sum (its value plus every stage's p2p floors; 0 where it was not
+    /// solved): zone_floor adds a crossing's transfers to it.
+    double lp_sum = 0;
     /// Point-to-point times already priced, (from, to) -> seconds per bytes: instances repeat
     /// endpoint pairs and activation sizes (the network lookup and a polynomial link's log2
     /// were a third of a 2-zone search); and the fastest of them between two stages' endpoint
@@ -303,7 +308,8 @@ template <class SP>
     }
     const auto v = lp.relaxation();
     if (!v) return std::numeric_limits<double>::infinity();  // the stages cannot be served even fractionally
-    return std::max(with_straggler, *v * (1 - 1e-9) + comm);
+    b.lp_sum = *v * (1 - 1e-9) + comm;
+    return std::max(with_straggler, b.lp_sum);
 }
 
 /// The fastest transfer from an endpoint of `from` to one of `to` over the pairs `keep` takes
@@ -650,7 +656,11 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
                 // other side with no replica in g.
                 const double set_mine = before ? mine : none_g(k, g), set_next = before ? none_g(k + 1, g) : next;
                 b.cross_suffix[k] = std::min(b.cross_suffix[k], std::max(set_mine + a.p2p_in + fwd, set_next + bwd + c.p2p_out));
-                const double with = b.prefix.sum[P] + (mine - a.compute) + (next - c.compute) + (fwd - a.p2p_out) + (bwd - c.p2p_in);
+                // The crossing's transfers replace the two p2p floors in the stage-time sum: on
+                // top of the stages' own floors with the typings beside it, or of the LP's.
+                const double across_extra = std::max(0.0, fwd - a.p2p_out) + std::max(0.0, bwd - c.p2p_in);
+                const double with = std::max(b.prefix.sum[P] + (mine - a.compute) + (next - c.compute) + (fwd - a.p2p_out) + (bwd - c.p2p_in),
+                                             b.lp_sum + across_extra);
                 // With a crossing, either no stage spans two groups (each is served by its
                 // group's GPUs) or one does, and its ring crosses.
                 const double total = std::max(sum, with), slowest = std::max(b.straggler, strag);
@@ -874,6 +884,7 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
 template <class SP, class Time>
 void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool pooled_sum = true) {
     constexpr double inf = std::numeric_limits<double>::infinity();
+    b.lp_sum = 0;
     const auto& cells = sp.cells->cells;
     const problem& pb = *sp.pb;
     const std::size_t T = sp.cells->types.size();
@@ -897,7 +908,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
         for (const auto& ch : sp.stages[i].choices) {
             if (single_type(ch.types)) {
                 const auto t = static_cast<std::uint8_t>(std::countr_zero(unsigned(ch.types)));
-                b.singles[i].push_back({t, ch.tp[t], ch.compute.value});
+                b.singles[i].push_back({t, ch.tp[t], ch.compute.value, ch.update.value});
             }
             int supply = 0;
             double cheapest = inf;
@@ -1025,6 +1036,31 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
     b.sum = pooled_sum ? std::max(b.prefix.sum[P], pooled_sum_floor(b, sp, cap, T)) : b.prefix.sum[P];
     // Where replicas sit, with the LP: the tight floors of instances that reach the front.
     if (!pooled_sum) return;
+    // The slowest optimizer step, as the straggler: the least step at which the pool serves
+    // every stage with singles whose step is within it (a stage's step is its slowest type's,
+    // so a replica of type t at TP k takes at least that single's). Where the pool is short of
+    // GPUs for the larger TP degrees, some stage takes a smaller one, whose step is longer.
+    {
+        auto& steps = b.update_thresholds;
+        steps.clear();
+        for (std::size_t i = 0; i < P; ++i)
+            for (const auto& ch : b.singles[i]) steps.push_back(ch.update);
+        std::sort(steps.begin(), steps.end());
+        steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+        auto steps_within = [&](double u) {
+            boost::container::small_vector<std::array<int, max_types>, 64> allowed(P);
+            for (std::size_t i = 0; i < P; ++i) {
+                allowed[i].fill(0);
+                bool any = false;
+                for (const auto& ch : b.singles[i])
+                    if (ch.update <= u) allowed[i][ch.type] = allowed[i][ch.type] == 0 ? ch.tp : std::min<int>(allowed[i][ch.type], ch.tp), any = true;
+                if (!any) return false;
+            }
+            return fractional_assignment_fits(allowed, sp.D, cap, T, b.prices, b.replicas);
+        };
+        const auto u = std::partition_point(steps.begin(), steps.end(), [&](double v) { return !steps_within(v); });
+        if (u != steps.end()) b.prefix.update[P] = std::max(b.prefix.update[P], *u);
+    }
     // The least threshold at which parts of the pool serve every stage, each part whole
     // replicas of every stage (at least one) and together D: zone_floor's groups when no
     // pipeline crosses between them (infinity: never). Monotone in the threshold.

@@ -62,6 +62,17 @@ public:
 
     /// The LP relaxation's value (bounds included), or none when it is infeasible.
     [[nodiscard]] std::optional<double> relaxation() { return lp(); }
+    /// After relaxation() found an optimum: the shadow price of inequality row r, the rate at
+    /// which the optimum changes with its right-hand side (<= 0 for a `le` row of this
+    /// minimisation, >= 0 for a `ge` row), read from the slack's reduced cost. A caller may take
+    /// it as a Lagrange multiplier: any multipliers of the right sign give a floor of the
+    /// optimum (weak duality), these the tightest. 0 for an equality row (it has no slack).
+    [[nodiscard]] double shadow_price(std::size_t r) const {
+        if (r >= rows_ || sense_[r] == sense::eq || slack_.size() != rows_) return 0.0;
+        const double reduced = t_[rows_with_bounds_ * width_ + slack_[r]];
+        const double v = sense_[r] == sense::le ? -reduced : reduced;
+        return flipped_[r] ? -v : v;
+    }
 
 private:
     static constexpr double eps = 1e-9;
@@ -115,12 +126,17 @@ private:
         basis_.assign(m, 0);
         auto T = [&](std::size_t r, std::size_t c) -> double& { return t_[r * W + c]; };
         std::size_t s = n_;
+        slack_.assign(rows_, 0);
+        flipped_.assign(rows_, false);
+        rows_with_bounds_ = m, width_ = W;
         for (std::size_t r = 0; r < rows_; ++r) {
             double rhs = rhs_[r];
             for (std::size_t j = 0; j < n_; ++j) T(r, j) = a_[r * n_ + j], rhs -= a_[r * n_ + j] * lo_[j];
+            if (sense_[r] != sense::eq) slack_[r] = s;
             if (sense_[r] == sense::le) T(r, s++) = 1;
             else if (sense_[r] == sense::ge) T(r, s++) = -1;
             T(r, W - 1) = rhs;
+            flipped_[r] = rhs < 0;
         }
         for (std::size_t q = 0; q < ub; ++q) {
             const std::size_t r = rows_ + q, j = bounded_[q];
@@ -210,6 +226,9 @@ private:
     std::vector<double> cost_, a_, rhs_, lo_, hi_, x_, best_x_, t_;
     std::vector<sense> sense_;
     std::vector<std::size_t> basis_, bounded_;
+    std::vector<std::size_t> slack_;  ///< each row's slack column in the last tableau
+    std::vector<bool> flipped_;       ///< rows negated for a non-negative right-hand side
+    std::size_t rows_with_bounds_ = 0, width_ = 0;  ///< the last tableau's objective row and width
     double best_ = 0;
     std::size_t budget_ = 0;
     bool found_ = false, exhausted_ = false, first_ = false;
