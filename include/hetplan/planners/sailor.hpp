@@ -247,6 +247,7 @@ private:
     void plan_best_first(Run& run, const search::sailor_domain& d) {
         const problem& pb = run.pb();
         families_.clear();
+        defer_real_ = true;
         std::vector<floored_degree> heap;
         for (const search::sailor_family& f : opt_.space.candidates(pb)) {
             if (run.stopping()) return;
@@ -257,9 +258,9 @@ private:
                 if (const double floor = kept_level_floor(run, d, family, D, false); floor < std::numeric_limits<double>::infinity())
                     heap.push_back({floor, static_cast<std::uint32_t>(heap.size()), family, D, false, 0, all_levels});
         }
-        // A min-heap on (round, floor, order of enumeration).
+        // A min-heap on (round, floor, order of enumeration, level, kind).
         auto later = [](const floored_degree& a, const floored_degree& b) {
-            return std::tie(a.round, a.floor, a.seq) > std::tie(b.round, b.floor, b.seq);
+            return std::tie(a.round, a.floor, a.seq, a.level, a.real) > std::tie(b.round, b.floor, b.seq, b.level, b.real);
         };
         std::make_heap(heap.begin(), heap.end(), later);
         // What a stop leaves open: the queue, and the instance in hand (`open`). Its least floor
@@ -277,6 +278,11 @@ private:
             heap.pop_back();
             if (const auto cut = run.cutoff(); cut && c.floor > *cut) continue;  // bounded out (rounds after it may hold lower floors)
             const auto& [f, times] = families_[c.family];
+            if (c.real) {
+                solve_over_real_zones(run, f, c.D, levels[c.level], c.merged);
+                if (run.stopping()) return prove(c.floor);
+                continue;
+            }
             if (!c.tight) {
                 c.floor = kept_level_floor(run, d, c.family, c.D, true);
                 c.tight = true;
@@ -285,7 +291,21 @@ private:
             }
             const std::size_t from = c.level == all_levels ? 0 : c.level, to = c.level == all_levels ? levels.size() : c.level + std::size_t{1};
             for (std::size_t l = from; l < to; ++l) {
+                real_due_.reset();
                 if (step(run, d, f, times, levels[l], c.D, effort_for(c.round), c.round > 0).stop) return prove(c.floor);
+                // Its solve over the real zones waits in the queue under the level's own floor
+                // (which holds there too), so a cut-off that has dropped below it by then skips
+                // it: random pools 0-199 ran 1,373 such solves, most under floors above the
+                // answer (pool 118: 60 of 87, 461 of its 709 ms); queued, 864. Its value depends
+                // on the instance alone, so the plans stay those of the straightforward search.
+                if (real_due_) {
+                    floored_degree real = c;
+                    real.level = static_cast<std::uint32_t>(l);
+                    real.floor = std::max(c.floor, real_due_->floor);
+                    real.real = true;
+                    real.merged = real_due_->merged;
+                    heap.push_back(real), std::push_heap(heap.begin(), heap.end(), later);
+                }
                 if (deferred_) {
                     floored_degree again = c;
                     again.round = static_cast<std::uint8_t>(c.round + 1);
@@ -464,8 +484,10 @@ private:
         deferred_ = out.exhausted;
         if (deferred_) deferred_floor_ = search::value_floor(run.objective(), search::with_slack(bound_.floor(pb, sp_)));
         if (mispriced_ && opt_.real_zones_effort > 0 && !run.stopping() && d.cells.cells.size() < real_cells(pb).cells.cells.size() &&
-            real_solved_.insert(memo->first).second)
-            solve_over_real_zones(run, f, D, level);
+            real_solved_.insert(memo->first).second) {
+            if (defer_real_) real_due_ = real_solve{search::value_floor(run.objective(), search::with_slack(bound_.floor(pb, sp_))), merged_value_};
+            else solve_over_real_zones(run, f, D, level, merged_value_);
+        }
         return {memo->second, run.stopping()};
     }
 
@@ -490,7 +512,7 @@ private:
     /// prices take the fastest link among a merged cell's zones and its summed GPUs), so what a
     /// stopped search proves still holds.
     template <class Run>
-    void solve_over_real_zones(Run& run, const search::sailor_family& f, int D, const search::tp_level& level) {
+    void solve_over_real_zones(Run& run, const search::sailor_family& f, int D, const search::tp_level& level, double merged) {
         const problem& pb = run.pb();
         const search::sailor_domain& real = real_cells(pb);
         if (!real_solver_) real_solver_.emplace(sim_.time), real_solver_->always_patterns();  // the budget counts nodes
@@ -504,7 +526,6 @@ private:
         // The floors without the LP of the stage-time sum first, as step() does: building the
         // patterns and the whole bound is what a solve here costs.
         const search::instance_floors floors;
-        const double merged = merged_value_;
         auto beyond = [&] { return search::value_floor(run.objective(), search::with_slack(floors.floor(pb, real_sp_))) > merged; };
         search::make_instance_bound(real_sp_.bound, real_sp_, sim_.time, false);
         if (beyond()) return;
@@ -679,6 +700,13 @@ private:
     std::vector<std::pair<hetplan::plan, layout_alternative>> alternatives_;  ///< note_alternative's, this plan() call
     bool mispriced_ = false;  ///< the last step's solution: the simulator's price above the solver's
     double merged_value_ = 0;  ///< and the least objective value of its plans
+    /// A solve over the real zones that step() leaves to plan_best_first's queue (defer_real_):
+    /// its instance's objective floor and merged plan's value (that solve's cut-off).
+    struct real_solve {
+        double floor, merged;
+    };
+    bool defer_real_ = false;
+    std::optional<real_solve> real_due_;
     std::optional<search::sailor_domain> real_;  ///< real_cells(), this plan() call
     instance real_sp_;                           ///< solve_over_real_zones' instance
     std::optional<search::pattern_search<typename Sim::time_type>> real_solver_;
@@ -694,6 +722,8 @@ private:
         bool tight;              ///< with the LP floor of the stage-time sum
         std::uint8_t round = 0;  ///< how often its solve ran out of effort (effort_for)
         std::uint32_t level = all_levels;  ///< the TP level left to solve again, or all of them
+        bool real = false;       ///< the level's solve over the real zones (solve_over_real_zones), not the level's own
+        double merged = 0;       ///< then, its merged plan's value
     };
     struct family_times {
         search::sailor_family family;
