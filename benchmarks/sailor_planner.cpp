@@ -201,6 +201,36 @@ TEST_CASE("Sailor planner: the LP floor of the stages left at each node, on and 
     }
 }
 
+TEST_CASE("Sailor planner: solves over the real zones queued under their floors, and at once (random pools; issue 15)") {
+    // The default planner (sailor_options::queue_real_zones) against one that solves each
+    // mispriced instance over the real zones as soon as its merged solve ends: the same plans.
+    // Pools of bench::random_pool where those solves led the profile (118: 87 of them, 43 % of
+    // its time) and 31, 93. Run with --benchmark-samples 3.
+    sailor_options at_once;
+    at_once.queue_real_zones = false;
+    for (std::uint64_t seed : {118, 31, 93}) {
+        const auto in = bench::random_pool(seed);
+        plan_result queued, direct;
+        BENCHMARK("pool " + std::to_string(seed) + ": queued (default)") {
+            queued = sailor_planner<>().plan(in.as_problem());
+            return queued.plans.size();
+        };
+        BENCHMARK("pool " + std::to_string(seed) + ": at once") {
+            direct = sailor_planner<>(at_once).plan(in.as_problem());
+            return direct.plans.size();
+        };
+        auto solves = [](const plan_result& r) {
+            for (const auto& [k, v] : r.stats.counters)
+                if (k == "solves over the real zones") return v;
+            return std::size_t{0};
+        };
+        std::printf("pool %llu: %zu solves over the real zones queued, %zu at once\n", static_cast<unsigned long long>(seed), solves(queued), solves(direct));
+        REQUIRE(queued.best());
+        REQUIRE(direct.best());
+        CHECK(queued.best()->value == direct.best()->value);
+    }
+}
+
 namespace {
 
 /// 2,048 GPUs: 128 of each of 4 types in each of four zones over two regions, 8-GPU nodes,

@@ -85,6 +85,10 @@ struct sailor_options {
     /// throughput on 197 small random pools, where it did on one), at 1.01x the time (geometric
     /// mean; up to 2.2x on one pool, 0.38 -> 0.82 s; docs/reproduction.md).
     std::uint64_t real_zones_effort = std::uint64_t{1} << 10;
+    /// The best-first scan queues those solves under their instance's floor, so that a cut-off
+    /// below it by then skips them (random pools 0-199: 1,373 -> 864 solves, the same plans);
+    /// off: each runs as soon as its instance is solved (the way before 2026-12-03; benchmarks).
+    bool queue_real_zones = true;
 };
 
 template <class Sim = simulator<>,
@@ -247,7 +251,7 @@ private:
     void plan_best_first(Run& run, const search::sailor_domain& d) {
         const problem& pb = run.pb();
         families_.clear();
-        defer_real_ = true;
+        defer_real_ = opt_.queue_real_zones;
         std::vector<floored_degree> heap;
         for (const search::sailor_family& f : opt_.space.candidates(pb)) {
             if (run.stopping()) return;
