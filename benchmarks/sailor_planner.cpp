@@ -219,12 +219,8 @@ TEST_CASE("Sailor planner: solves over the real zones queued under their floors,
             direct = sailor_planner<>(at_once).plan(in.as_problem());
             return direct.plans.size();
         };
-        auto solves = [](const plan_result& r) {
-            for (const auto& [k, v] : r.stats.counters)
-                if (k == "solves over the real zones") return v;
-            return std::size_t{0};
-        };
-        std::printf("pool %llu: %zu solves over the real zones queued, %zu at once\n", static_cast<unsigned long long>(seed), solves(queued), solves(direct));
+        std::printf("pool %llu: %zu solves over the real zones queued, %zu at once\n", static_cast<unsigned long long>(seed),
+                    queued.stats.counter("solves over the real zones"), direct.stats.counter("solves over the real zones"));
         REQUIRE(queued.best());
         REQUIRE(direct.best());
         CHECK(queued.best()->value == direct.best()->value);
