@@ -251,7 +251,6 @@ private:
     void plan_best_first(Run& run, const search::sailor_domain& d) {
         const problem& pb = run.pb();
         families_.clear();
-        defer_real_ = opt_.queue_real_zones;
         std::vector<floored_degree> heap;
         for (const search::sailor_family& f : opt_.space.candidates(pb)) {
             if (run.stopping()) return;
@@ -486,10 +485,12 @@ private:
             partial_.insert_or_assign(memo->first, offered_ && newer_kept ? std::move(*offered_) : std::move(*before));
         memo->second = out.value;
         deferred_ = out.exhausted;
-        if (deferred_) deferred_floor_ = search::value_floor(run.objective(), search::with_slack(bound_.floor(pb, sp_)));
+        auto level_floor = [&] { return search::value_floor(run.objective(), search::with_slack(bound_.floor(pb, sp_))); };
+        if (deferred_) deferred_floor_ = level_floor();
         if (mispriced_ && opt_.real_zones_effort > 0 && !run.stopping() && d.cells.cells.size() < real_cells(pb).cells.cells.size() &&
             real_solved_.insert(memo->first).second) {
-            if (defer_real_) real_due_ = real_solve{search::value_floor(run.objective(), search::with_slack(bound_.floor(pb, sp_))), merged_value_};
+            // Queued by plan_best_first (the only scan with a queue), or solved now.
+            if (std::is_same_v<Scan, search::best_first> && opt_.queue_real_zones) real_due_ = real_solve{level_floor(), merged_value_};
             else solve_over_real_zones(run, f, D, level, merged_value_);
         }
         return {memo->second, run.stopping()};
@@ -704,12 +705,12 @@ private:
     std::vector<std::pair<hetplan::plan, layout_alternative>> alternatives_;  ///< note_alternative's, this plan() call
     bool mispriced_ = false;  ///< the last step's solution: the simulator's price above the solver's
     double merged_value_ = 0;  ///< and the least objective value of its plans
-    /// A solve over the real zones that step() leaves to plan_best_first's queue (defer_real_):
-    /// its instance's objective floor and merged plan's value (that solve's cut-off).
+    /// A solve over the real zones that step() leaves to plan_best_first's queue
+    /// (sailor_options::queue_real_zones): its instance's objective floor and merged plan's
+    /// value (that solve's cut-off).
     struct real_solve {
         double floor, merged;
     };
-    bool defer_real_ = false;
     std::optional<real_solve> real_due_;
     std::optional<search::sailor_domain> real_;  ///< real_cells(), this plan() call
     instance real_sp_;                           ///< solve_over_real_zones' instance
