@@ -229,6 +229,31 @@ TEST_CASE("Sailor planner: solves over the real zones queued under their floors,
     }
 }
 
+TEST_CASE("Sailor planner: solves over the real zones with their patterns priced capped, and by nodes alone (4 types over 4 zones; issue 15)") {
+    // 8 GPUs of each of 4 types in each of 4 zones over 2 regions (128 GPUs, bench::mixed_pool):
+    // over the real zones an instance has 16 cells, and a node of those solves prices thousands
+    // of the next stage's patterns. The default (sailor_options::real_zones_priced_per_node, 64
+    // per node of the 1,024) against nodes alone (0). ~20 s a run: --benchmark-samples 1.
+    const auto in = bench::mixed_pool(4, 8, 8, 1024);
+    sailor_options nodes_only;
+    nodes_only.real_zones_priced_per_node = 0;
+    plan_result capped, uncapped;
+    BENCHMARK("64 patterns priced per node (default)") {
+        capped = sailor_planner<>().plan(in.as_problem());
+        return capped.plans.size();
+    };
+    BENCHMARK("nodes alone") {
+        uncapped = sailor_planner<>(nodes_only).plan(in.as_problem());
+        return uncapped.plans.size();
+    };
+    REQUIRE(capped.best());
+    REQUIRE(uncapped.best());
+    std::printf("4 x 4 x 8 GPUs: %.4f s/iteration capped, %.4f by nodes alone; %zu and %zu solves over the real zones\n",
+                capped.best()->iteration().value, uncapped.best()->iteration().value, capped.stats.counter("solves over the real zones"),
+                uncapped.stats.counter("solves over the real zones"));
+    CHECK(capped.best()->value == uncapped.best()->value);
+}
+
 namespace {
 
 /// 2,048 GPUs: 128 of each of 4 types in each of four zones over two regions, 8-GPU nodes,

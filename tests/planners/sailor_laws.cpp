@@ -173,9 +173,12 @@ TEST_CASE("laws: every documented option combination plans without throwing, and
                 sailor_options at_once = o;
                 at_once.queue_real_zones = false;
                 go(sailor_planner<>(at_once));
+                sailor_options nodes_only = o;
+                nodes_only.real_zones_priced_per_node = 0;
+                go(sailor_planner<>(nodes_only));
                 go(base.with_pruners(search::prune::all{search::h2_memory_fit<sailor_memory_model>(base.models().memory)}));
                 go(exact_sailor_planner(o));
             }
-        CHECK(combos == 64);
+        CHECK(combos == 72);
     }
 }

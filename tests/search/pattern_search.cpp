@@ -72,12 +72,17 @@ struct both_solvers {
 
 /// A solver that solves every instance without a limit and again with a few efforts, checking
 /// the effort's law: out of it, the pattern search hands back its best so far (never better than
-/// the optimum) and says so; within it, the optimum. The stage DP out of effort has nothing.
+/// the optimum) and says so; within it, the optimum. The stage DP out of effort has nothing. The
+/// same law with the patterns priced capped too (compositions_per_node), which runs out wherever
+/// the nodes alone do, and sooner where a node prices many.
 struct effort_solver {
-    effort_solver() : ps(sailor_time_model{}), dp(sailor_time_model{}) { ps.always_patterns(); }
-    pattern_search<> ps;
+    effort_solver() : ps(sailor_time_model{}), capped(sailor_time_model{}), dp(sailor_time_model{}) {
+        ps.always_patterns();
+        capped.always_patterns().compositions_per_node(2);
+    }
+    pattern_search<> ps, capped;
     stage_dp<> dp;
-    std::size_t exhausted = 0, with_best_so_far = 0, within = 0;
+    std::size_t exhausted = 0, with_best_so_far = 0, within = 0, capped_sooner = 0;
     static constexpr const char* name() { return "pattern search with and without effort"; }
     [[nodiscard]] const auto& time_model() const { return ps.time_model(); }
     template <class Pr>
@@ -90,7 +95,23 @@ struct effort_solver {
         REQUIRE_FALSE(ps.exhausted());
         for (std::uint64_t effort : {1, 3, 20, 400}) {
             CAPTURE(effort);
+            const std::uint64_t before = ps.stats().compositions;
             const auto part = ps.solve(pb, sp, o, {std::numeric_limits<double>::infinity(), nullptr, effort});
+            const std::uint64_t priced = capped.stats().compositions;
+            const auto short_of = capped.solve(pb, sp, o, {std::numeric_limits<double>::infinity(), nullptr, effort});
+            // The same nodes in the same order, stopped no later.
+            CHECK(capped.stats().compositions - priced <= ps.stats().compositions - before);
+            if (ps.exhausted()) CHECK(capped.exhausted());
+            if (capped.exhausted()) {
+                if (!ps.exhausted()) {
+                    ++capped_sooner;
+                    CHECK(capped.stats().compositions - priced >= 2 * effort);  // it reached the cap
+                }
+                if (short_of) CHECK(o.value(short_of->terms) >= o.value(full->terms) * (1 - 1e-12));
+            } else {
+                REQUIRE(bool(short_of) == bool(full));
+                if (short_of) CHECK(o.value(short_of->terms) == doctest::Approx(o.value(full->terms)).epsilon(1e-12));
+            }
             if (!ps.exhausted()) {
                 ++within;
                 REQUIRE(bool(part) == bool(full));
@@ -590,7 +611,7 @@ TEST_CASE("best-first over (P, mbs, D) finds the exhaustive walk's best, never w
 }
 
 TEST_CASE("pattern search out of effort: its best so far, never better than the optimum; the stage DP: nothing (issue 15)") {
-    std::size_t exhausted = 0, with_best = 0, within = 0;
+    std::size_t exhausted = 0, with_best = 0, within = 0, capped_sooner = 0;
     for (unsigned seed = 1; seed <= 6; ++seed) {
         CAPTURE(seed);
         const pool_world w(seed, 3, seed % 2);
@@ -600,10 +621,13 @@ TEST_CASE("pattern search out of effort: its best so far, never better than the 
         auto p = sailor_planner<>(opt).with_solver(effort_solver());
         (void)p.plan(pb, plan_request<max_throughput>{});
         exhausted += p.solver().exhausted, with_best += p.solver().with_best_so_far, within += p.solver().within;
+        capped_sooner += p.solver().capped_sooner;
     }
-    MESSAGE(exhausted << " solves out of effort (" << with_best << " with a best so far), " << within << " within it");
+    MESSAGE(exhausted << " solves out of effort (" << with_best << " with a best so far), " << within << " within it; " << capped_sooner
+                      << " more out of it with 2 patterns priced per node");
     CHECK(with_best > 0);
     CHECK(within > 0);
+    CHECK(capped_sooner > 0);
 }
 
 TEST_CASE("best-first with solves out of effort (solved again, eight times more each round) returns the unlimited search's plans (issue 15)") {

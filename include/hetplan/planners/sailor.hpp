@@ -85,6 +85,12 @@ struct sailor_options {
     /// throughput on 197 small random pools, where it did on one), at 1.01x the time (geometric
     /// mean; up to 2.2x on one pool, 0.38 -> 0.82 s; docs/reproduction.md).
     std::uint64_t real_zones_effort = std::uint64_t{1} << 10;
+    /// And patterns priced per node of that budget (search::pattern_search::compositions_per_node;
+    /// 0: nodes only). Over merged cells a node prices a few of the next stage's patterns; over
+    /// four zones of four GPU types (16 cells) thousands, and 1,024 nodes took up to 4 million
+    /// (0.7 s). 64: the same plans on random pools 0-199 (of their 864 such solves, 74 price
+    /// more), and a 128-GPU pool of 4 types over 4 zones planned in 0.89x the time (docs/reproduction.md).
+    std::uint64_t real_zones_priced_per_node = 64;
     /// The best-first scan queues those solves under their instance's floor, so that a cut-off
     /// below it by then skips them (random pools 0-199: 1,373 -> 864 solves, the same plans);
     /// off: each runs as soon as its instance is solved (the way before 2026-12-03; benchmarks).
@@ -520,7 +526,8 @@ private:
     void solve_over_real_zones(Run& run, const search::sailor_family& f, int D, const search::tp_level& level, double merged) {
         const problem& pb = run.pb();
         const search::sailor_domain& real = real_cells(pb);
-        if (!real_solver_) real_solver_.emplace(sim_.time), real_solver_->always_patterns();  // the budget counts nodes
+        if (!real_solver_) real_solver_.emplace(sim_.time), real_solver_->always_patterns();  // the budget counts nodes (and patterns priced)
+        real_solver_->compositions_per_node(opt_.real_zones_priced_per_node);
         auto times = real_times_.find({f.P, f.mbs});
         if (times == real_times_.end() || times->second.first != f.partition)
             times = real_times_.insert_or_assign({f.P, f.mbs}, std::pair{f.partition, search::time_stages(pb, real.cells, f.partition, f.mbs, real.tps, sim_.time, memory_,
