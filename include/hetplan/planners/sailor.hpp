@@ -89,7 +89,7 @@ struct sailor_options {
     /// 0: nodes only). Over merged cells a node prices a few of the next stage's patterns; over
     /// four zones of four GPU types (16 cells) thousands, and 1,024 nodes took up to 4 million
     /// (0.7 s). 64: the same plans on random pools 0-199 (of their 864 such solves, 74 price
-    /// more), and a 128-GPU pool of 4 types over 4 zones planned in 0.89x the time (docs/reproduction.md).
+    /// more), and 128 GPUs of 4 types over 4 zones planned in 0.78x the time (Catch2; docs/reproduction.md).
     std::uint64_t real_zones_priced_per_node = 64;
     /// The best-first scan queues those solves under their instance's floor, so that a cut-off
     /// below it by then skips them (random pools 0-199: 1,373 -> 864 solves, the same plans);
