@@ -164,6 +164,43 @@ struct rest_lp_on_off {
     }
 };
 
+/// A solver that solves every instance three ways with no cut-off: the pattern search whose stage
+/// DP (for the instances counts_are_few hands it) has almost no memory, the patterns alone, and
+/// the stage DP alone with that memory. Where the DP gives up, the first must still return the
+/// patterns' value (it hands over), and say nothing was given up.
+struct dp_out_of_memory {
+    static constexpr std::size_t tiny = 2048;  // bytes: the DP gives up on all but the smallest instances
+    dp_out_of_memory() : first(sailor_time_model{}), patterns(sailor_time_model{}), dp(sailor_time_model{}) {
+        first.set_memory_limit(tiny);
+        patterns.always_patterns();
+        dp.set_memory_limit(tiny);
+    }
+    pattern_search<> first, patterns;
+    stage_dp<> dp;
+    std::size_t compared = 0, given_up = 0;
+    static constexpr const char* name() { return "pattern search whose stage DP runs out of memory"; }
+    [[nodiscard]] const auto& time_model() const { return first.time_model(); }
+    template <class Pr>
+    void prepare(stage_problem<Pr>& sp) const {
+        first.prepare(sp);
+    }
+    template <class Pr, class O>
+    std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits&) {
+        const auto a = first.solve(pb, sp, o, {});
+        const auto b = patterns.solve(pb, sp, o, {});
+        const std::size_t before = dp.stats().abandoned;
+        (void)dp.solve(pb, sp, o, {});
+        given_up += dp.stats().abandoned > before;
+        CAPTURE(sp.P);
+        CAPTURE(sp.D);
+        REQUIRE(bool(a) == bool(b));
+        ++compared;
+        if (a) CHECK(o.value(a->terms) == doctest::Approx(o.value(b->terms)).epsilon(1e-12));
+        CHECK(first.stats().abandoned == 0);
+        return a;
+    }
+};
+
 /// The fastest plan of a list (its best may be a cheaper one within the 0.1 % tie band).
 double fastest(const plan_result& r) {
     double t = std::numeric_limits<double>::infinity();
@@ -233,6 +270,25 @@ TEST_CASE("pattern search: the LP floor of the stages left at each node keeps ev
     MESSAGE(compared << " instances compared; the LP floor took fewer nodes on " << fewer);
     CHECK(compared > 200);
     CHECK(fewer > 0);
+}
+
+TEST_CASE("pattern search: where its stage DP runs out of memory, the patterns solve the instance (issue 15)") {
+    // Zones apart (many small cells: the instances counts_are_few hands the DP). Before, such an
+    // instance had no solution and the planner noted it as given up (4 types over 4 zones: 3 s
+    // of DP for nothing, where the patterns found a plan in 1 s).
+    std::size_t compared = 0, given_up = 0;
+    for (unsigned seed = 1; seed <= 4; ++seed) {
+        CAPTURE(seed);
+        const pool_world w(seed, 3, 1);
+        const problem pb = w.pb();
+        sailor_options opt;
+        opt.space.max_pipeline_degree = 4;
+        auto p = sailor_planner<>(opt).with_solver(dp_out_of_memory()).with_zones(keep_zones{}).with_bound(no_bound{});  // every instance
+        (void)p.plan(pb, plan_request<max_throughput>{});
+        compared += p.solver().compared, given_up += p.solver().given_up;
+    }
+    MESSAGE(compared << " instances compared; the stage DP alone gave up " << given_up);
+    CHECK(given_up > 0);
 }
 
 TEST_CASE("pattern search: the stage DP's value where zones are far apart (zone floors prune; issue 15)") {
@@ -534,7 +590,7 @@ TEST_CASE("instance floors with the pooled sum never exceed the instance's optim
     // solver's own price.
     const simulator<> sim;
     int packed = 0;
-    for (unsigned seed = 1; seed <= 6; ++seed) {
+    for (unsigned seed = 1; seed <= 4; ++seed) {
         CAPTURE(seed);
         const pool_world w(seed, 3, 1);
         const problem pb = w.pb();

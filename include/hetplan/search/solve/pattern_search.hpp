@@ -112,11 +112,18 @@ public:
             solve_limits own = lim;
             if (!sp.exact_boundaries) own.cutoff = std::numeric_limits<double>::infinity();
             own.effort = lim.effort > std::numeric_limits<std::uint64_t>::max() / 8 ? 0 : lim.effort * 8;  // a DP composition is a few times cheaper than a node
+            const std::size_t abandoned = dp_.stats().abandoned;
             auto r = dp_.solve(pb, sp, o, own);
             stopped_ = dp_.stopped();
             exhausted_ = dp_.exhausted();
-            if (!exhausted_ || dp_only) return r;
-            exhausted_ = false;  // more counts than this effort walks: the patterns, which keep a best so far
+            // Over its memory limit the DP gives up; the patterns take little memory and are
+            // exact, so they solve what counts_are_few misjudged (8 cells of 16 GPUs, D = 7:
+            // 3,432 ways against 3^8 patterns, yet the DP's GPUs-left states passed 128 MiB in
+            // ~3 s, where the patterns found the optimum in 1 s; docs/reproduction.md).
+            const bool gave_up = dp_.stats().abandoned > abandoned;
+            if (stopped_ || dp_only || (!exhausted_ && !gave_up)) return r;
+            recovered_ += gave_up;
+            exhausted_ = false;  // more counts than this effort walks, or than memory holds: the patterns, which keep a best so far
         }
         stopped_ = false;
         if (!sp.bound.feasible()) return std::nullopt;  // exact: the floors' resource test is necessary
@@ -141,6 +148,7 @@ public:
         dp_stats s = dp_.stats();
         s.states += stats_.states;
         s.compositions += stats_.compositions;
+        s.abandoned -= recovered_;  // the patterns solved those
         return s;
     }
 
@@ -152,7 +160,8 @@ private:
     /// against minutes on 9 cells of 2-10 GPUs with D = 8). Cells of up to 64 GPUs were "small"
     /// once: six of them at D = 4-6 take the DP 0.5-2 s (400,000 states) where the patterns, which
     /// take the run's cut-off, finish sooner (100 random pools: p80 1.4 s -> 0.7 s). With an
-    /// effort the DP gets eight compositions per node and hands over to the patterns when out.
+    /// effort the DP gets eight compositions per node and hands over to the patterns when out, and
+    /// over its memory limit it hands over too.
     template <class SP>
     [[nodiscard]] static bool counts_are_few(const SP& sp) {
         constexpr int small_cell = 16;  // GPUs
@@ -1092,6 +1101,7 @@ private:
     bool money_ = false, stopped_ = false, exhausted_ = false, found_ = false, always_ = false, rest_lp_ = true;
     std::uint64_t effort_end_ = 0;  ///< stats_.states at which the effort runs out
     std::uint64_t per_node_ = 0;    ///< compositions_per_node
+    std::size_t recovered_ = 0;     ///< instances the stage DP gave up at its memory limit and the patterns solved
     std::uint64_t priced_end_ = 0;  ///< stats_.compositions at which it runs out
     int per_replica_ = 1;
     double cutoff_ = std::numeric_limits<double>::infinity(), best_v_ = 0, best_usd_ = 0;
