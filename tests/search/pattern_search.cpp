@@ -590,7 +590,7 @@ TEST_CASE("instance floors with the pooled sum never exceed the instance's optim
     // solver's own price.
     const simulator<> sim;
     int packed = 0;
-    for (unsigned seed = 1; seed <= 4; ++seed) {
+    for (unsigned seed = 1; seed <= 6; ++seed) {
         CAPTURE(seed);
         const pool_world w(seed, 3, 1);
         const problem pb = w.pb();
