@@ -68,7 +68,10 @@ struct sailor_options {
     /// Plans of the search without limits that a search with a budget or a throughput floor
     /// starts from (see unconstrained_plans).
     std::size_t unconstrained_keep = 16;
-    std::size_t dp_memory = std::size_t{128} << 20;  ///< bytes one stage DP instance may take; larger ones are given up, with a note
+    /// Bytes one stage DP instance may take; larger ones are given up, with a note. Where the
+    /// pattern search only tried the DP first (search::pattern_search::counts_are_few), an eighth,
+    /// and the patterns then solve the instance (no note).
+    std::size_t dp_memory = std::size_t{128} << 20;
     /// Search nodes one solve gets in the first round of the best-first scan: an instance that
     /// needs more offers its best so far and is solved again later with eight times more, up
     /// to 2^24 nodes, then without a limit (exact either way). 0: no limit at once. Small, so

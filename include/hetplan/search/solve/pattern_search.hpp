@@ -112,14 +112,19 @@ public:
             solve_limits own = lim;
             if (!sp.exact_boundaries) own.cutoff = std::numeric_limits<double>::infinity();
             own.effort = lim.effort > std::numeric_limits<std::uint64_t>::max() / 8 ? 0 : lim.effort * 8;  // a DP composition is a few times cheaper than a node
-            const std::size_t abandoned = dp_.stats().abandoned;
-            auto r = dp_.solve(pb, sp, o, own);
-            stopped_ = dp_.stopped();
-            exhausted_ = dp_.exhausted();
             // Over its memory limit the DP gives up; the patterns take little memory and are
             // exact, so they solve what counts_are_few misjudged (8 cells of 16 GPUs, D = 7:
             // 3,432 ways against 3^8 patterns, yet the DP's GPUs-left states passed 128 MiB in
-            // ~3 s, where the patterns found the optimum in 1 s; docs/reproduction.md).
+            // ~3 s, where the patterns found the optimum in 1 s; docs/reproduction.md). Where
+            // only counts_are_few chose it, the DP gets an eighth of the limit: it gives up that
+            // much sooner (128 GPUs of 4 types over 4 zones: 0.84x the time, the same plan;
+            // random pools 0-199: the same plans, 0.99x).
+            const std::size_t abandoned = dp_.stats().abandoned, limit = dp_.memory_limit();
+            if (!dp_only) dp_.set_memory_limit(limit / handover_share);
+            auto r = dp_.solve(pb, sp, o, own);
+            dp_.set_memory_limit(limit);
+            stopped_ = dp_.stopped();
+            exhausted_ = dp_.exhausted();
             const bool gave_up = dp_.stats().abandoned > abandoned;
             if (stopped_ || dp_only || (!exhausted_ && !gave_up)) return r;
             recovered_ += gave_up;
@@ -140,6 +145,33 @@ public:
         return out;
     }
 
+    /// Instances the stage DP gave up at its memory limit (limit / handover_share where only
+    /// counts_are_few chose it) and the patterns solved, since construction.
+    [[nodiscard]] std::size_t recovered() const { return recovered_; }
+    static constexpr std::size_t handover_share = 8;
+
+    /// Whether a stage has fewer ways to spread its replicas over the cells than patterns (each
+    /// cell unused, one replica or several: 3^cells) and every cell is small, so the stage DP's
+    /// states (GPUs left per cell) stay few: many cells of one or two nodes (zones kept apart,
+    /// small nodes). There the DP, which walks the counts, is the faster of the two (seconds
+    /// against minutes on 9 cells of 2-10 GPUs with D = 8). Cells of up to 64 GPUs were "small"
+    /// once: six of them at D = 4-6 take the DP 0.5-2 s (400,000 states) where the patterns, which
+    /// take the run's cut-off, finish sooner (100 random pools: p80 1.4 s -> 0.7 s). With an
+    /// effort the DP gets eight compositions per node and hands over to the patterns when out, and
+    /// over an eighth of its memory limit (handover_share) it hands over too. The stage DP takes
+    /// such an instance first (unless always_patterns()).
+    template <class SP>
+    [[nodiscard]] static bool counts_are_few(const SP& sp) {
+        constexpr int small_cell = 16;  // GPUs
+        const std::size_t C = sp.cells->cells.size();
+        double ways = 1, patterns = 1;  // C(D + C - 1, C - 1), 3^C
+        for (std::size_t k = 1; k < C; ++k) ways = ways * double(sp.D + k) / double(k);
+        for (std::size_t k = 0; k < C; ++k) patterns *= 3;
+        for (const auto& c : sp.cells->cells)
+            if (c.capacity > small_cell) return false;
+        return ways <= patterns;
+    }
+
     [[nodiscard]] bool stopped() const { return stopped_; }
     /// Whether the last solve ran out of `solve_limits::effort` (its solution, if any, may not be the best).
     [[nodiscard]] bool exhausted() const { return exhausted_; }
@@ -153,27 +185,6 @@ public:
     }
 
 private:
-    /// Whether a stage has fewer ways to spread its replicas over the cells than patterns (each
-    /// cell unused, one replica or several: 3^cells) and every cell is small, so the stage DP's
-    /// states (GPUs left per cell) stay few: many cells of one or two nodes (zones kept apart,
-    /// small nodes). There the DP, which walks the counts, is the faster of the two (seconds
-    /// against minutes on 9 cells of 2-10 GPUs with D = 8). Cells of up to 64 GPUs were "small"
-    /// once: six of them at D = 4-6 take the DP 0.5-2 s (400,000 states) where the patterns, which
-    /// take the run's cut-off, finish sooner (100 random pools: p80 1.4 s -> 0.7 s). With an
-    /// effort the DP gets eight compositions per node and hands over to the patterns when out, and
-    /// over its memory limit it hands over too.
-    template <class SP>
-    [[nodiscard]] static bool counts_are_few(const SP& sp) {
-        constexpr int small_cell = 16;  // GPUs
-        const std::size_t C = sp.cells->cells.size();
-        double ways = 1, patterns = 1;  // C(D + C - 1, C - 1), 3^C
-        for (std::size_t k = 1; k < C; ++k) ways = ways * double(sp.D + k) / double(k);
-        for (std::size_t k = 0; k < C; ++k) patterns *= 3;
-        for (const auto& c : sp.cells->cells)
-            if (c.capacity > small_cell) return false;
-        return ways <= patterns;
-    }
-
     /// What a node knows: the terms of stages [0, i-1) complete, the own time of stage i-1
     /// (its activations to stage i not yet known), maxima and money of [0, i), GPUs taken.
     /// The pipeline boundaries are known from cells only: `t`/`open` take each at its slowest
