@@ -254,6 +254,29 @@ TEST_CASE("Sailor planner: solves over the real zones with their patterns priced
     CHECK(capped.best()->value == uncapped.best()->value);
 }
 
+TEST_CASE("Sailor planner: the stage DP hands over at an eighth of its memory limit, and at the whole limit (4 types over 4 zones; issue 15)") {
+    // The same pool: its merged cells (8 of 16 GPUs) make counts_are_few hand instances of D = 7
+    // to the stage DP first, whose states pass its memory limit before it gives up. The default
+    // (pattern_search::dp_share 8) against the whole limit (1, before 2026-12-03). ~15 s a run:
+    // --benchmark-samples 1.
+    const auto in = bench::mixed_pool(4, 8, 8, 1024);
+    auto whole = sailor_planner<>().with_solver(search::pattern_search<>(sailor_time_model{}).dp_share(1));
+    plan_result eighth, all;
+    BENCHMARK("an eighth (default)") {
+        eighth = sailor_planner<>().plan(in.as_problem());
+        return eighth.plans.size();
+    };
+    BENCHMARK("the whole limit") {
+        all = whole.plan(in.as_problem());
+        return all.plans.size();
+    };
+    REQUIRE(eighth.best());
+    REQUIRE(all.best());
+    std::printf("4 x 4 x 8 GPUs: %.4f s/iteration with an eighth, %.4f with the whole limit\n", eighth.best()->iteration().value,
+                all.best()->iteration().value);
+    CHECK(eighth.best()->value == all.best()->value);
+}
+
 namespace {
 
 /// 2,048 GPUs: 128 of each of 4 types in each of four zones over two regions, 8-GPU nodes,

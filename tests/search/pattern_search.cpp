@@ -209,7 +209,7 @@ struct dp_handover {
         ps.set_memory_limit(limit);
         patterns.always_patterns();
         full.set_memory_limit(limit);
-        eighth.set_memory_limit(limit / pattern_search<>::handover_share);
+        eighth.set_memory_limit(limit / ps.dp_share());  // the default share, an eighth
     }
     pattern_search<> ps, patterns;
     stage_dp<> full, eighth;

@@ -120,7 +120,7 @@ public:
             // much sooner (128 GPUs of 4 types over 4 zones: 0.84x the time, the same plan;
             // random pools 0-199: the same plans, 0.99x).
             const std::size_t abandoned = dp_.stats().abandoned, limit = dp_.memory_limit();
-            if (!dp_only) dp_.set_memory_limit(limit / handover_share);
+            if (!dp_only) dp_.set_memory_limit(limit / share_);
             auto r = dp_.solve(pb, sp, o, own);
             dp_.set_memory_limit(limit);
             stopped_ = dp_.stopped();
@@ -145,10 +145,16 @@ public:
         return out;
     }
 
-    /// Instances the stage DP gave up at its memory limit (limit / handover_share where only
+    /// The share of the memory limit the stage DP gets where only counts_are_few chose it: 1/k
+    /// (default 8; 1: the whole limit, as before 2026-12-03). Over it the patterns take over.
+    pattern_search& dp_share(std::size_t k) {
+        share_ = std::max<std::size_t>(k, 1);
+        return *this;
+    }
+    [[nodiscard]] std::size_t dp_share() const { return share_; }
+    /// Instances the stage DP gave up at its memory limit (limit / dp_share() where only
     /// counts_are_few chose it) and the patterns solved, since construction.
     [[nodiscard]] std::size_t recovered() const { return recovered_; }
-    static constexpr std::size_t handover_share = 8;
 
     /// Whether a stage has fewer ways to spread its replicas over the cells than patterns (each
     /// cell unused, one replica or several: 3^cells) and every cell is small, so the stage DP's
@@ -158,7 +164,7 @@ public:
     /// once: six of them at D = 4-6 take the DP 0.5-2 s (400,000 states) where the patterns, which
     /// take the run's cut-off, finish sooner (100 random pools: p80 1.4 s -> 0.7 s). With an
     /// effort the DP gets eight compositions per node and hands over to the patterns when out, and
-    /// over an eighth of its memory limit (handover_share) it hands over too. The stage DP takes
+    /// over an eighth of its memory limit (dp_share) it hands over too. The stage DP takes
     /// such an instance first (unless always_patterns()).
     template <class SP>
     [[nodiscard]] static bool counts_are_few(const SP& sp) {
@@ -1113,6 +1119,7 @@ private:
     std::uint64_t effort_end_ = 0;  ///< stats_.states at which the effort runs out
     std::uint64_t per_node_ = 0;    ///< compositions_per_node
     std::size_t recovered_ = 0;     ///< instances the stage DP gave up at its memory limit and the patterns solved
+    std::size_t share_ = 8;         ///< dp_share
     std::uint64_t priced_end_ = 0;  ///< stats_.compositions at which it runs out
     int per_replica_ = 1;
     double cutoff_ = std::numeric_limits<double>::infinity(), best_v_ = 0, best_usd_ = 0;
