@@ -119,10 +119,17 @@ public:
             // only counts_are_few chose it, the DP gets an eighth of the limit: it gives up that
             // much sooner (128 GPUs of 4 types over 4 zones: 0.84x the time, the same plan;
             // random pools 0-199: the same plans, 0.99x).
-            const std::size_t abandoned = dp_.stats().abandoned, limit = dp_.memory_limit();
-            if (!dp_only) dp_.set_memory_limit(limit / share_);
-            auto r = dp_.solve(pb, sp, o, own);
-            dp_.set_memory_limit(limit);
+            const std::size_t abandoned = dp_.stats().abandoned;
+            std::optional<dp_solution> r;
+            {
+                struct restore {  // the whole limit again, however the solve ends
+                    stage_dp<Time>& dp;
+                    std::size_t limit;
+                    ~restore() { dp.set_memory_limit(limit); }
+                } whole{dp_, dp_.memory_limit()};
+                if (!dp_only) dp_.set_memory_limit(whole.limit / share_);
+                r = dp_.solve(pb, sp, o, own);
+            }
             stopped_ = dp_.stopped();
             exhausted_ = dp_.exhausted();
             const bool gave_up = dp_.stats().abandoned > abandoned;
