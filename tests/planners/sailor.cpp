@@ -359,7 +359,7 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
     // Seeds 11-18: the same over two regions with H6's merged cells, where a type missing from
     // a region's first zone gives two cells of the region different first zones (their zone
     // group is the region: zone_floor once gave up on such instances).
-    int zoned = 0, zoned_uneven = 0, zoned_merged = 0, packed = 0;
+    int zoned = 0, zoned_uneven = 0, zoned_merged = 0, packed = 0, twice = 0;
     for (unsigned seed = 1; seed <= 18; ++seed) {
         const bool uneven = seed > 4, merged = seed > 10;
         const random_world w(seed, merged || (!uneven && seed % 2 == 0), uneven);
@@ -404,6 +404,7 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
                     instance_bound anywhere = sp.bound;
                     anywhere.zoned = 0;
                     if (floors.iteration > anywhere.iteration(sp.per_replica)) ++(shared_zone ? zoned_merged : uneven ? zoned_uneven : zoned);
+                    twice += sp.bound.crossed_twice ? 1 : 0;  // (a second crossing's transfers, checked by the floor above)
                     // And how the stages pack into the zones (zone_packing_floor).
                     instance_bound unpacked = sp.bound;
                     unpacked.packed = 0;
@@ -416,11 +417,13 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
         if (!uneven) CHECK(compared > 3);
     }
     MESSAGE("the zone floor raised " << zoned << " floors on two zones, " << zoned_uneven << " on three and " << zoned_merged
-                                     << " over merged cells sharing a zone; the packing floor " << packed);
+                                     << " over merged cells sharing a zone; the packing floor " << packed << "; a second crossing rose in "
+                                     << twice);
     CHECK(zoned_merged > 0);
     CHECK(packed > 0);
     CHECK(zoned > 0);
     CHECK(zoned_uneven > 0);
+    CHECK(twice > 0);
 }
 
 TEST_CASE("zone floor's placement with crossings: the least threshold over every placement of whole stages on the groups") {
@@ -428,7 +431,7 @@ TEST_CASE("zone floor's placement with crossings: the least threshold over every
     // one), each group's stages at their times with a crossing beside a group change, types
     // the group holds, tested with the fractional test at the rows' own prices (two GPU types:
     // the function tries every price of the instance, and stays within its node budget).
-    int compared = 0, above_straggler = 0;
+    int compared = 0, above_straggler = 0, above_once = 0;
     for (unsigned seed = 5; seed <= 18; ++seed) {
         const bool merged = seed > 10;
         const random_world w(seed, merged, true);
@@ -461,11 +464,14 @@ TEST_CASE("zone floor's placement with crossings: the least threshold over every
                     const stage_floor& f = b.stages[k];
                     return o.compute + (in ? std::max(f.p2p_in, b.cross_bwd[k - 1]) : f.p2p_in) + (out ? std::max(f.p2p_out, b.cross_fwd[k]) : f.p2p_out);
                 };
-                auto fits = [&](double v) {
+                auto fits = [&](double v, bool one) {  // one: a single change of group
                     std::vector<std::size_t> at(Pz, 0);
                     for (std::size_t code = 0; code < static_cast<std::size_t>(std::pow(G, P)); ++code) {
                         for (std::size_t k = 0, x = code; k < Pz; ++k, x /= G) at[k] = x % G;
                         if (std::ranges::all_of(at, [&](std::size_t g) { return g == at[0]; })) continue;
+                        std::size_t changes = 0;
+                        for (std::size_t k = 0; k + 1 < Pz; ++k) changes += at[k] != at[k + 1] ? 1 : 0;
+                        if (one && changes > 1) continue;
                         bool ok = true;
                         for (std::size_t k = 0; k + 1 < Pz; ++k)
                             ok = ok && (at[k] == at[k + 1] || (b.cross_fwd[k] < 1e300 && b.cross_bwd[k] < 1e300));
@@ -494,14 +500,17 @@ TEST_CASE("zone floor's placement with crossings: the least threshold over every
                             for (bool out : {false, true})
                                 if ((!in || k > 0) && (!out || k + 1 < Pz) && time(k, o, in, out) > from) candidates.push_back(time(k, o, in, out));
                 std::ranges::sort(candidates);
-                double want = std::numeric_limits<double>::infinity();
-                for (double v : candidates)
-                    if (fits(v)) {
-                        want = v;
-                        break;
-                    }
+                auto least_fit = [&](bool one) {
+                    for (double v : candidates)
+                        if (fits(v, one)) return v;
+                    return std::numeric_limits<double>::infinity();
+                };
+                const double want = least_fit(false), want_once = least_fit(true);
                 const double got = threshold_placed_crossing(b, sp, std::span<const std::array<int, max_types>>{parts.data(), G}, from, [](double) { return true; });
                 CHECK(got == want);
+                const double got_once = threshold_placed_crossing(b, sp, std::span<const std::array<int, max_types>>{parts.data(), G}, from, [](double) { return true; }, true);
+                CHECK(got_once == want_once);
+                above_once += got_once > got ? 1 : 0;
                 // Tried only below the answer: the first threshold past them, the answer itself.
                 if (want < std::numeric_limits<double>::infinity())
                     CHECK(threshold_placed_crossing(b, sp, std::span<const std::array<int, max_types>>{parts.data(), G}, from, [&](double v) { return v < want; }) == want);
@@ -510,9 +519,11 @@ TEST_CASE("zone floor's placement with crossings: the least threshold over every
             }
         }
     }
-    MESSAGE(compared << " instances compared, " << above_straggler << " above the straggler floor");
+    MESSAGE(compared << " instances compared, " << above_straggler << " above the straggler floor, " << above_once
+                     << " higher with one change of group");
     CHECK(compared > 20);
     CHECK(above_straggler > 0);
+    CHECK(above_once > 0);
 }
 
 TEST_CASE("stage-time sum floor: stages with the same options share the LP's variables, at the value of the LP with a row per stage") {

@@ -63,6 +63,10 @@ struct instance_bound {
     /// the replicas can sit (zone_floor); 0 where it bounds nothing.
     double zoned = 0;
     int zoned_per_replica = 0;
+    /// zone_floor's case of whole stages on two groups or more rose because a placement that
+    /// changes group once needs a higher threshold than one that changes twice, which pays a
+    /// second crossing's transfers (for tests and traces).
+    bool crossed_twice = false;
     /// The same from how the stages pack into real zones (zone_packing_floor), at zoned_per_replica.
     double packed = 0;
     /// zone_floor's groups (0: none, it bounds nothing), each cell's, and per boundary k the
@@ -148,7 +152,7 @@ struct instance_bound {
     std::vector<std::array<int, max_types>> crossing_rows;
     std::vector<std::uint32_t> crossing_row_of;
     std::vector<std::uint8_t> crossing_group;
-    std::vector<std::pair<double, double>> crossing_cases;  ///< (sum, straggler) floors of each crossing
+    std::vector<std::pair<double, double>> crossing_cases;  ///< (sum with its transfers, straggler) floors of each crossing
     /// zone_packing_floor's: the fastest transfer from one stage's endpoint set to another's
     /// across real zones, and a stage's sync floor with replicas in two real zones, by set ids
     /// (instances repeat them as zone_floor's do).
@@ -336,10 +340,11 @@ template <class Ends, class P2P, class Keep>
 /// where there are more); beyond `most_nodes` nodes a test answers yes (a weaker
 /// floor, still a floor: the search below never rises past a threshold the exact test admits).
 /// Thresholds are tried only while `worth(v)` (monotone: the caller's case still below its
-/// others); past them the first one is returned. Infinity: never.
+/// others); past them the first one is returned. Infinity: never. `one`: placements with a
+/// single crossing only (the group changes once along the pipeline).
 template <class SP, class Worth>
 [[nodiscard]] double threshold_placed_crossing(instance_bound& b, const SP& sp, std::span<const std::array<int, max_types>> parts, double from,
-                                               const Worth& worth) {
+                                               const Worth& worth, bool one = false) {
     constexpr double inf = std::numeric_limits<double>::infinity();
     constexpr long most_nodes = 1 << 12;
     const std::size_t P = b.stages.size(), G = parts.size(), T = sp.cells->types.size();
@@ -471,7 +476,7 @@ template <class SP, class Worth>
                     if (self(self, 1, false)) return true;
                     continue;
                 }
-                if (at[k - 1] != g && !crossable(k - 1)) continue;
+                if (at[k - 1] != g && (!crossable(k - 1) || (one && split))) continue;
                 const std::int64_t* c = row_cost(k - 1);
                 if (!c) continue;
                 const bool fits = add(at[k - 1], c, 1);
@@ -496,7 +501,8 @@ template <class SP, class Worth>
 /// slowest pair. Either some pair crosses groups, from g to another — then both stages beside it
 /// take the fastest transfer across groups, the one in g computing with a typing g holds, the other
 /// with one held outside g, and either every stage sits whole in one group (the stages placed on
-/// the groups so that each group's GPUs serve its own) or some stage's ring crosses — or none does:
+/// the groups so that each group's GPUs serve its own; a placement that changes group twice
+/// pays a second crossing's transfers) or some stage's ring crosses — or none does:
 /// every pipeline stays in one group, so a group S uses holds the same number d_g >= 1 of every
 /// stage's replicas, the d_g summing to D (the straggler threshold at which each group of S serves
 /// its d_g; the union of S's GPUs is a weaker test) and, where S has two groups, each stage's
@@ -512,6 +518,7 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     b.zoned = 0;
     b.zoned_per_replica = 0;
     b.groups = 0;
+    b.crossed_twice = false;
     const auto& cells = sp.cells->cells;
     const problem& pb = *sp.pb;
     const std::size_t P = b.stages.size();
@@ -639,6 +646,7 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     double placed = threshold_placed(std::span<const std::array<int, max_types>>{pools.data(), G});
     b.cross_suffix.assign(P, inf);
     b.crossing_cases.clear();
+    double second = inf;  // the least a crossing's transfers add to the sum, at any boundary
     b.cross_fwd.assign(P, inf);
     b.cross_bwd.assign(P, inf);
     for (std::size_t k = 0; k + 1 < P; ++k) {
@@ -659,12 +667,13 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
                 // The crossing's transfers replace the two p2p floors in the stage-time sum: on
                 // top of the stages' own floors with the typings beside it, or of the LP's.
                 const double across_extra = std::max(0.0, fwd - a.p2p_out) + std::max(0.0, bwd - c.p2p_in);
+                second = std::min(second, across_extra);
                 const double with = std::max(b.prefix.sum[P] + (mine - a.compute) + (next - c.compute) + (fwd - a.p2p_out) + (bwd - c.p2p_in),
                                              b.lp_sum + across_extra);
                 // With a crossing, either no stage spans two groups (each is served by its
                 // group's GPUs) or one does, and its ring crosses.
                 const double total = std::max(sum, with), slowest = std::max(b.straggler, strag);
-                if (placed < inf) b.crossing_cases.push_back({total, slowest});
+                if (placed < inf) b.crossing_cases.push_back({with, slowest});
                 if (spans < inf) least = std::min(least, one_f_one_b_iteration(total, slowest, m, std::max(sync, spans), update));
             }
     }
@@ -693,15 +702,28 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     // A crossing where no stage spans two groups: each sits in one, and the stages beside a
     // group change send across (threshold_placed_crossing, from the crossing floors above),
     // searched only while the case stays below the others.
-    auto crossing_case = [&](double v) {
+    // A placement that changes group twice or more pays a second crossing's transfers, at
+    // another boundary (`extra`: `second`), on top of the first's.
+    auto crossing_case = [&](double v, double extra) {
         double at = inf;
-        for (const auto& [total, slowest] : b.crossing_cases) at = std::min(at, one_f_one_b_iteration(total, std::max(slowest, v), m, sync, update));
+        for (const auto& [with, slowest] : b.crossing_cases)
+            at = std::min(at, one_f_one_b_iteration(std::max(sum, with + extra), std::max(slowest, v), m, sync, update));
         return at;
     };
-    if (placed < inf && crossing_case(placed) < least)
-        placed = threshold_placed_crossing(b, sp, std::span<const std::array<int, max_types>>{pools.data(), G}, std::max(placed, b.straggler),
-                                           [&](double v) { return crossing_case(v) < least; });
-    if (placed < inf) least = std::min(least, crossing_case(placed));  // (inf: no such plan)
+    const std::span<const std::array<int, max_types>> held{pools.data(), G};
+    if (placed < inf && crossing_case(placed, 0) < least) {
+        placed = threshold_placed_crossing(b, sp, held, std::max(placed, b.straggler), [&](double v) { return crossing_case(v, 0) < least; });
+        if (placed < inf && second > 0 && second < inf && crossing_case(placed, second) > crossing_case(placed, 0)) {
+            // Either the group changes once (its own least threshold, at or above this one)
+            // or at least twice (this threshold, a second crossing's transfers).
+            const double twice = crossing_case(placed, second), bound = std::min(least, twice);
+            const double once = threshold_placed_crossing(b, sp, held, placed, [&](double v) { return crossing_case(v, 0) < bound; }, true);
+            const double either = std::min(twice, once < inf ? crossing_case(once, 0) : inf);
+            b.crossed_twice = crossing_case(placed, 0) < least && either > crossing_case(placed, 0);
+            least = std::min(least, either);
+        } else if (placed < inf)
+            least = std::min(least, crossing_case(placed, 0));  // (inf: no such plan)
+    }
     b.zoned = least;
     b.zoned_per_replica = m;
     b.groups = G;
@@ -895,7 +917,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
     b.stages.assign(P, stage_floor{});
     b.straggler = inf;
     b.sum = 0;
-    b.zoned = 0, b.packed = 0, b.zoned_per_replica = 0, b.groups = 0;
+    b.zoned = 0, b.packed = 0, b.zoned_per_replica = 0, b.groups = 0, b.crossed_twice = false;
     // Endpoints (cell, TP) each stage's typings could place a replica on.
     auto& ends = b.ends;
     if (ends.size() < P) ends.resize(P);
