@@ -365,18 +365,6 @@ template <class SP, class Worth>
     std::size_t last_crossable = P;  // the last boundary a pipeline may cross (P: none)
     for (std::size_t k = 0; k + 1 < P; ++k) last_crossable = crossable(k) ? k : last_crossable;
     if (last_crossable == P) return inf;
-    auto& thresholds = b.crossing_thresholds;
-    thresholds.clear();
-    for (std::size_t k = 0; k < P; ++k)
-        for (const auto& o : b.singles[k])
-            for (int c = 0; c < 4; ++c) {
-                const bool in = c & 1, out = c & 2;
-                if ((in && (k == 0 || !crossable(k - 1))) || (out && (k + 1 == P || !crossable(k)))) continue;
-                if (const double v = time(k, o, in, out); v > from) thresholds.push_back(v);
-            }
-    thresholds.push_back(from);
-    std::sort(thresholds.begin(), thresholds.end());
-    thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
     auto& have = b.crossing_have;
     have.assign(G * Yn, 0);  // [group][price]
     for (std::size_t g = 0; g < G; ++g)
@@ -488,10 +476,26 @@ template <class SP, class Worth>
         };
         return place(place, 0, false);
     };
+    // Most answers are `from` itself (the zone floor's second search, with one crossing, starts
+    // where the first ended): tested before the other thresholds are collected.
+    const bool tried = worth(from);
+    if (tried && placed(from)) return from;
+    auto& thresholds = b.crossing_thresholds;
+    thresholds.clear();
+    for (std::size_t k = 0; k < P; ++k)
+        for (const auto& o : b.singles[k])
+            for (int c = 0; c < 4; ++c) {
+                const bool in = c & 1, out = c & 2;
+                if ((in && (k == 0 || !crossable(k - 1))) || (out && (k + 1 == P || !crossable(k)))) continue;
+                if (const double v = time(k, o, in, out); v > from) thresholds.push_back(v);
+            }
+    thresholds.push_back(from);
+    std::sort(thresholds.begin(), thresholds.end());
+    thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
     // Only thresholds the caller still finds worth testing (monotone: a prefix); past them the
     // first one is floor enough.
     const auto worth_end = std::partition_point(thresholds.begin(), thresholds.end(), worth);
-    const auto it = std::partition_point(thresholds.begin(), worth_end, [&](double v) { return !placed(v); });
+    const auto it = std::partition_point(thresholds.begin() + (tried ? 1 : 0), worth_end, [&](double v) { return !placed(v); });
     return it == thresholds.end() ? inf : *it;
 }
 
