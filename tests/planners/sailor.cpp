@@ -359,7 +359,7 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
     // Seeds 11-18: the same over two regions with H6's merged cells, where a type missing from
     // a region's first zone gives two cells of the region different first zones (their zone
     // group is the region: zone_floor once gave up on such instances).
-    int zoned = 0, zoned_uneven = 0, zoned_merged = 0, packed = 0, twice = 0;
+    int zoned = 0, zoned_uneven = 0, zoned_merged = 0, packed = 0, twice = 0, changes = 0;
     for (unsigned seed = 1; seed <= 18; ++seed) {
         const bool uneven = seed > 4, merged = seed > 10;
         const random_world w(seed, merged || (!uneven && seed % 2 == 0), uneven);
@@ -409,6 +409,7 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
                     instance_bound unpacked = sp.bound;
                     unpacked.packed = 0;
                     if (floors.iteration > unpacked.iteration(sp.per_replica)) ++packed;
+                    changes += sp.bound.zone_changes_raised ? 1 : 0;
                     const auto best_c = brute.solve(pb, sp, min_cost{}, {});
                     REQUIRE(best_c);
                     CHECK(floors.usd <= best_c->cost.value * (1 + 1e-12));
@@ -418,12 +419,13 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
     }
     MESSAGE("the zone floor raised " << zoned << " floors on two zones, " << zoned_uneven << " on three and " << zoned_merged
                                      << " over merged cells sharing a zone; the packing floor " << packed << "; a second crossing rose in "
-                                     << twice);
+                                     << twice << ", the changes of zone in " << changes);
     CHECK(zoned_merged > 0);
     CHECK(packed > 0);
     CHECK(zoned > 0);
     CHECK(zoned_uneven > 0);
     CHECK(twice > 0);
+    CHECK(changes > 0);
 }
 
 TEST_CASE("zone floor's placement with crossings: the least threshold over every placement of whole stages on the groups") {

@@ -69,6 +69,9 @@ struct instance_bound {
     bool crossed_twice = false;
     /// The same from how the stages pack into real zones (zone_packing_floor), at zoned_per_replica.
     double packed = 0;
+    /// zone_packing_floor's case of every stage in one zone rose by the changes of zone the
+    /// stages need (for tests and traces).
+    bool zone_changes_raised = false;
     /// zone_floor's groups (0: none, it bounds nothing), each cell's, and per boundary k the
     /// least straggler floor of a crossing at k or later (infinity past the last; a transfer
     /// that lacks a link counts as 0): a search that knows stage k's groups takes the smaller
@@ -159,7 +162,7 @@ struct instance_bound {
     seconds_memo zone_cross_memo{11}, zone_spread_memo{11};
     /// zone_packing_floor's scratch: per boundary the fastest transfer between two real zones
     /// (forward, backward), each stage's allowed TP per type at a threshold, its thresholds.
-    std::vector<double> zone_fwd, zone_bwd, zone_thresholds;
+    std::vector<double> zone_fwd, zone_bwd, zone_thresholds, zone_extra;
     std::vector<std::array<int, max_types>> zone_rows;
     struct zone_class {
         std::array<int, max_types> in, across;
@@ -742,7 +745,9 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
 /// stages in one zone or more, each with a stage beside a crossing, which sends across zones
 /// (its time with the fastest cross-zone transfer on one side). v is the least threshold at which
 /// P - u stages at their options and u at their crossing options can be served from the pool
-/// (fractional_assignment_fits). The floor, b.packed, is the lesser of the two cases.
+/// (fractional_assignment_fits); the pipeline's u - 1 changes of zone add their transfers to the
+/// stage-time sum (and a higher threshold may need fewer zones). The floor, b.packed, is the
+/// lesser of the two cases.
 template <class SP, class Time, class P2P>
 void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p, const std::array<int, max_types>& cap) {
     constexpr double inf = std::numeric_limits<double>::infinity();
@@ -804,7 +809,9 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
     // as many zones as its GPUs per zone allow, and some u of the stages cross, in any classes.
     using row = std::array<int, max_types>;  // least TP per type among a stage's options (0: none)
     auto& classes = b.zone_classes;
-    auto packs = [&](double v) {
+    // The zones u the stages need at v (0: some stage has no option, or a zone too few), the
+    // classes left in `classes`.
+    auto zones_needed = [&](double v) -> std::size_t {
         classes.clear();
         for (std::size_t k = 0; k < P; ++k) {
             row in{}, across{};
@@ -813,7 +820,7 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
                 if (in_time(k, o) <= v) least(in[o.type], o.tp);
                 if (cross_time(k, o) <= v) least(across[o.type], o.tp);
             }
-            if (std::ranges::all_of(in, [](int w) { return w == 0; })) return false;
+            if (std::ranges::all_of(in, [](int w) { return w == 0; })) return 0;
             auto same = std::ranges::find_if(classes, [&](const auto& c) { return c.in == in && c.across == across; });
             if (same == classes.end()) classes.push_back({in, across, 1, 0});
             else ++same->stages;
@@ -839,9 +846,14 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
         std::size_t u = zones_for(every, P);
         for (const auto& c : classes) {
             const std::size_t need = zones_for(c.in, c.stages);
-            if (need == 0 || u == 0) return false;
+            if (need == 0 || u == 0) return 0;
             u = std::max(u, need);
         }
+        return u;
+    };
+    auto packs = [&](double v) {
+        const std::size_t u = zones_needed(v);
+        if (u == 0) return false;
         if (u < 2) return true;
         // u stages beside a crossing: try every split of them over the classes.
         auto& rows = b.zone_rows;
@@ -875,7 +887,31 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
     const int m = sp.per_replica;
     const double sum = std::max(b.sum, b.prefix.sum[P]), sync = b.prefix.sync[P], update = b.prefix.update[P];
     const double now = std::max(one_f_one_b_iteration(sum, b.straggler, m, sync, update), b.zoned_per_replica == m ? b.zoned : 0.0);
-    const double one_zone = it == thresholds.end() ? inf : one_f_one_b_iteration(sum, *it, m, sync, update);
+    // Stages over u zones change zone u - 1 times along the pipeline at least, each at a
+    // boundary whose transfers then cross zones: the u - 1 least of what that adds to the
+    // stage-time sum (over the stages' own floors or the LP's, as zone_floor adds a crossing).
+    auto& extra = b.zone_extra;
+    extra.assign(1, 0.0);
+    for (std::size_t k = 0; k + 1 < P; ++k)
+        if (b.zone_fwd[k] < inf && b.zone_bwd[k] < inf)
+            extra.push_back(std::max(0.0, b.zone_fwd[k] - b.stages[k].p2p_out) + std::max(0.0, b.zone_bwd[k] - b.stages[k + 1].p2p_in));
+    std::sort(extra.begin() + 1, extra.end());
+    for (std::size_t j = 1; j < extra.size(); ++j) extra[j] += extra[j - 1];  // the j least, summed
+    const double own = std::max(b.prefix.sum[P], b.lp_sum);
+    auto over = [&](std::size_t u, double v) {
+        return one_f_one_b_iteration(std::max(sum, own + extra[std::min(u - 1, extra.size() - 1)]), v, m, sync, update);
+    };
+    // A plan's straggler s has the options of the threshold at or below it, so its zones are
+    // at least that threshold's u: the least over thresholds from the first that packs, each
+    // with its u, while a higher straggler alone could still be below.
+    double one_zone = inf;
+    for (auto t = it; t != thresholds.end() && one_f_one_b_iteration(sum, *t, m, sync, update) < one_zone; ++t) {
+        const std::size_t u = zones_needed(*t);
+        if (u == 0) continue;  // no plan has its straggler here (never at the first: it packs)
+        one_zone = std::min(one_zone, over(u, *t));
+        if (u < 2) break;
+    }
+    b.zone_changes_raised = it != thresholds.end() && one_zone > one_f_one_b_iteration(sum, *it, m, sync, update);
     if (one_zone <= now) return;
     // Some stage's replicas in two zones: its ring has an edge from the lower zone to another.
     double spread = inf;
@@ -921,7 +957,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
     b.stages.assign(P, stage_floor{});
     b.straggler = inf;
     b.sum = 0;
-    b.zoned = 0, b.packed = 0, b.zoned_per_replica = 0, b.groups = 0, b.crossed_twice = false;
+    b.zoned = 0, b.packed = 0, b.zoned_per_replica = 0, b.groups = 0, b.crossed_twice = false, b.zone_changes_raised = false;
     // Endpoints (cell, TP) each stage's typings could place a replica on.
     auto& ends = b.ends;
     if (ends.size() < P) ends.resize(P);
