@@ -461,7 +461,9 @@ template <class SP, class Worth>
                 add(at[P - 1], c, -1);
                 return fits;
             }
-            for (std::size_t g = 0; g < G; ++g) {
+            // The previous stage's group first: placements that stay are found sooner.
+            for (std::size_t j = 0, from_g = k == 0 ? 0 : at[k - 1]; j < G; ++j) {
+                const std::size_t g = (from_g + j) % G;
                 at[k] = static_cast<std::uint8_t>(g);
                 if (k == 0) {
                     if (self(self, 1, false)) return true;
