@@ -164,6 +164,37 @@ struct rest_lp_on_off {
     }
 };
 
+/// A solver that solves every instance twice under the run's cut-off, with and without
+/// one_change_straggler: the same answer (or none) both ways.
+struct one_change_on_off {
+    one_change_on_off() : on(sailor_time_model{}), off(sailor_time_model{}) {
+        on.always_patterns();
+        off.always_patterns().one_change(false);
+    }
+    pattern_search<> on, off;
+    std::size_t compared = 0, solutions = 0;
+    static constexpr const char* name() { return "pattern search with and without the one-change straggler"; }
+    [[nodiscard]] const auto& time_model() const { return on.time_model(); }
+    template <class Pr>
+    void prepare(stage_problem<Pr>& sp) const {
+        on.prepare(sp);
+    }
+    template <class Pr, class O>
+    std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits& lim) {
+        const auto with = on.solve(pb, sp, o, {lim.cutoff, nullptr});
+        const auto without = off.solve(pb, sp, o, {lim.cutoff, nullptr});
+        CAPTURE(sp.P);
+        CAPTURE(sp.D);
+        REQUIRE(bool(with) == bool(without));
+        ++compared;
+        if (with) {
+            ++solutions;
+            CHECK(o.value(with->terms) == doctest::Approx(o.value(without->terms)).epsilon(1e-12));
+        }
+        return with;
+    }
+};
+
 /// A solver that solves every instance three ways with no cut-off: the pattern search whose stage
 /// DP (for the instances counts_are_few hands it) has almost no memory, the patterns alone, and
 /// the stage DP alone with that memory. Where the DP gives up, the first must still return the
@@ -313,6 +344,33 @@ TEST_CASE("pattern search: the LP floor of the stages left at each node keeps ev
     MESSAGE(compared << " instances compared; the LP floor took fewer nodes on " << fewer);
     CHECK(compared > 200);
     CHECK(fewer > 0);
+}
+
+TEST_CASE("pattern search: the one-change straggler keeps every value under the cut-off and raises floors (issue 15)") {
+    // Pipelines of up to six stages over pools whose zones are far apart and small, so that a
+    // pipeline must change zone; each instance solved under the run's cut-off with and without
+    // it (a floor above a leaf under the cut-off would lose that leaf).
+    std::size_t compared = 0, solutions = 0;
+    std::uint64_t raised = 0;
+    for (unsigned seed = 1; seed <= 16; ++seed) {
+        CAPTURE(seed);
+        pool_world w(seed, 3, seed % 2);
+        if (w.hw.zones.size() < 2) continue;
+        far_apart(w);
+        const problem pb = w.pb();
+        sailor_options opt;
+        opt.space.max_pipeline_degree = 6;
+        auto run = [&](auto p) {
+            (void)p.plan(pb, plan_request<max_throughput>{});
+            (void)p.plan(pb, plan_request<min_cost>{});
+            compared += p.solver().compared, solutions += p.solver().solutions, raised += p.solver().on.one_change_raised();
+        };
+        run(sailor_planner<>(opt).with_solver(one_change_on_off()).with_zones(keep_zones{}));
+        run(sailor_planner<>(opt).with_solver(one_change_on_off()));
+    }
+    MESSAGE(compared << " instances compared, " << solutions << " with a solution; the one-change straggler raised " << raised << " node floors");
+    CHECK(solutions > 100);
+    CHECK(raised > 0);
 }
 
 TEST_CASE("pattern search: where its stage DP runs out of memory, the patterns solve the instance (issue 15)") {

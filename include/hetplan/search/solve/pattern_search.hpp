@@ -86,6 +86,15 @@ public:
         rest_lp_ = on;
         return *this;
     }
+    /// The straggler of the stages left where they must change zone group once
+    /// (one_change_straggler); off: the pool-wide crossing floors only, the same answers after
+    /// more nodes (for tests and benchmarks).
+    pattern_search& one_change(bool on = true) {
+        one_change_ = on;
+        return *this;
+    }
+    /// Nodes whose floor one_change_straggler raised, since construction.
+    [[nodiscard]] std::uint64_t one_change_raised() const { return one_change_raised_; }
     /// With an effort of E nodes a solve also runs out after E x `k` patterns priced (0: nodes
     /// only). A node prices the next stage's patterns until their floors miss: a few over
     /// merged cells, thousands over sixteen real zones (a solve of 1,024 nodes: 4 million).
@@ -389,13 +398,22 @@ private:
         const auto P = static_cast<std::size_t>(sp.P);
         // Per boundary k, the least a crossing at k or later adds to the sum: both transfers
         // across groups in place of the stages' p2p floors (infinity where none can cross).
+        // And the least two crossings at distinct boundaries from k on add (cross_twice_).
         cross_sums_.clear();
+        cross_twice_.clear();
         if (b.groups >= 2 && b.cross_fwd.size() == P && b.cross_bwd.size() == P) {
-            cross_sums_.assign(P, std::numeric_limits<double>::infinity());
+            constexpr double inf = std::numeric_limits<double>::infinity();
+            cross_sums_.assign(P, inf);
+            cross_twice_.assign(P, inf);
+            double second = inf;  // the second least from k on
             for (std::size_t k = P - 1; k-- > 0;) {
                 cross_sums_[k] = cross_sums_[k + 1];
-                if (b.cross_fwd[k] < std::numeric_limits<double>::infinity() && b.cross_bwd[k] < std::numeric_limits<double>::infinity())
-                    cross_sums_[k] = std::min(cross_sums_[k], std::max(0.0, b.cross_fwd[k] - b.stages[k].p2p_out) + std::max(0.0, b.cross_bwd[k] - b.stages[k + 1].p2p_in));
+                if (b.cross_fwd[k] < inf && b.cross_bwd[k] < inf) {
+                    const double here = std::max(0.0, b.cross_fwd[k] - b.stages[k].p2p_out) + std::max(0.0, b.cross_bwd[k] - b.stages[k + 1].p2p_in);
+                    second = std::min(second, std::max(here, cross_sums_[k]));
+                    cross_sums_[k] = std::min(cross_sums_[k], here);
+                }
+                cross_twice_[k] = cross_sums_[k] + second;
             }
         }
         if (b.groups >= 2 && sp.D >= 2 && b.cross_ring.size() >= P * b.groups * b.groups) {
@@ -743,6 +761,84 @@ private:
         return best;
     }
 
+    /// The least candidate v >= `from` at which `ok(v)` holds (monotone in v), the candidates
+    /// being the crossing thresholds (cross_thresholds_, the first taken up to `from`) and
+    /// `extra`, a time that is not one of them (infinity: none). Infinity where none holds.
+    template <class Ok>
+    [[nodiscard]] double least_crossing_threshold(double from, double extra, const Ok& ok) const {
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        bool extra_tried = !(extra >= from && extra < inf);
+        auto it = std::upper_bound(cross_thresholds_.begin(), cross_thresholds_.end(), from);
+        if (it != cross_thresholds_.begin()) --it;
+        for (; it != cross_thresholds_.end(); ++it) {
+            const double v = std::max(*it, from);
+            if (!extra_tried && extra < v) {
+                extra_tried = true;
+                if (ok(extra)) return extra;
+            }
+            if (ok(v)) return v;
+        }
+        if (!extra_tried && ok(extra)) return extra;
+        return inf;
+    }
+
+    /// The least straggler threshold v >= `from` at which the stages left, each whole in one
+    /// zone group, change group exactly once after the previous stage's group `g`: stages
+    /// [i, k] stay in g and [k+1, P) sit in one other group h, for some crossable boundary
+    /// k >= i-1 (k = i-1: stage i-1, of own time nd.open_lo, sends across). Stage k sends and
+    /// stage k+1 receives across groups (crossing_straggler's times); g's GPUs left serve the
+    /// first run and h's the second, even fractionally (Hall's test, then the prices beyond
+    /// it). The pool-wide tests (pooled_straggler, crossing_straggler) pool the groups' GPUs;
+    /// a prefix that filled g sees here that the stages left cannot fit in what g and one other
+    /// group have (random pool 191, P = 16: every node at stage 11 failed that way, after
+    /// 10^6 nodes above it). Open extras are left out (a weaker test, still a floor). Thresholds
+    /// are tried while `worth(v)`; past them v itself is returned. Infinity: never.
+    template <class SP, class Worth>
+    [[nodiscard]] double one_change_straggler(const SP& sp, int i, const node& nd, std::size_t g, double from, const Worth& worth) {
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        const instance_bound& b = *bound_;
+        const auto P = static_cast<std::size_t>(sp.P), first = static_cast<std::size_t>(i);
+        const std::size_t C = sp.cells->cells.size(), T = types_, G = b.groups, U = std::size_t{1} << T;
+        std::array<std::array<long, max_types>, 8> left{};
+        for (std::size_t c = 0; c < C; ++c) left[b.cell_group[c]][sp.cells->cells[c].type] += cap_[c] - nd.used[c];
+        std::array<per_types, 8> have{};
+        for (std::size_t h = 0; h < G; ++h) {
+            have[h][0] = 0;
+            for (std::size_t u = 1; u < U; ++u) have[h][u] = have[h][u & (u - 1)] + left[h][static_cast<std::size_t>(std::countr_zero(u))];
+        }
+        auto crossable = [&](std::size_t k) { return b.cross_fwd[k] < inf && b.cross_bwd[k] < inf; };
+        // Whether stages [lo, hi] fit group h at v, the first receiving across (in) and the last
+        // sending across (out).
+        auto serves = [&](std::size_t lo, std::size_t hi, std::size_t h, double v, bool in, bool out) {
+            per_types need;
+            std::fill_n(need.begin(), U, 0L);
+            need_rows rows;
+            for (std::size_t k = lo; k <= hi; ++k) {
+                double shift = 0;
+                if (in && k == lo) shift = std::max(shift, b.cross_bwd[k - 1] - b.stages[k].p2p_in);
+                if (out && k == hi) shift = std::max(shift, b.cross_fwd[k] - b.stages[k].p2p_out);
+                const demand d = allowed(k, v, shift);
+                if (d.types == 0) return false;
+                need[d.types] += long(sp.D) * d.w;
+                if (!no_prices()) rows.add(d, sp.D);
+            }
+            return fits(need, have[h], T) && priced_fits(rows, left[h]);
+        };
+        auto placed = [&](double v) {
+            for (std::size_t k = first - 1; k + 1 < P; ++k) {
+                if (!crossable(k)) continue;
+                if (k + 1 == first ? nd.open_lo + b.cross_fwd[k] > v : !serves(first, k, g, v, false, true)) continue;
+                for (std::size_t h = 0; h < G; ++h)
+                    if (h != g && serves(k + 1, P - 1, h, v, true, false)) return true;
+            }
+            return false;
+        };
+        // Candidates: the thresholds, and where stage i-1 can send across (its own time is not
+        // one).
+        const double at_prev = crossable(first - 1) ? nd.open_lo + b.cross_fwd[first - 1] : inf;
+        return least_crossing_threshold(from, at_prev, [&](double v) { return !worth(v) || placed(v); });
+    }
+
     /// The least straggler threshold v >= from at which every run of the stages left fits one
     /// zone group's GPUs left. At v, a boundary whose two stages cannot take the fastest
     /// transfer across groups within v (crossing_straggler's times) is crossed by no replica's
@@ -803,19 +899,7 @@ private:
         const double at_prev = i > 0 && b.cross_fwd[first0 - 1] < inf && b.cross_bwd[first0 - 1] < inf
                                    ? std::max(send(first0 - 1), fastest(first0) + std::max(0.0, b.cross_bwd[first0 - 1] - b.stages[first0].p2p_in))
                                    : inf;
-        bool prev_tried = !(at_prev >= from && at_prev < inf);
-        auto it = std::upper_bound(cross_thresholds_.begin(), cross_thresholds_.end(), from);
-        if (it != cross_thresholds_.begin()) --it;
-        for (; it != cross_thresholds_.end(); ++it) {
-            const double v = std::max(*it, from);
-            if (!prev_tried && at_prev < v) {
-                prev_tried = true;
-                if (every_run_alone(at_prev)) return at_prev;
-            }
-            if (every_run_alone(v)) return v;
-        }
-        if (!prev_tried && every_run_alone(at_prev)) return at_prev;
-        return inf;
+        return least_crossing_threshold(from, at_prev, every_run_alone);
     }
 
     /// Floors of every plan below a node whose stage i has pattern p (own time `own`), with the
@@ -851,6 +935,7 @@ private:
         // The slowest of the stages left is at least what the GPUs left allow.
         double pooled = pooled_straggler(sp, i, nd.used, std::max(nd.lo.strag, bound_->suffix.strag[at]));
         if (pooled == std::numeric_limits<double>::infinity()) return;
+        const double pooled_all = pooled;
         // Either the stages left keep the previous stage's zone groups (and their GPUs), or
         // some boundary from here on crosses groups (bound/instance_floors.hpp, zone_floor):
         // the least crossing floor, and the pool left with the stages beside a crossing.
@@ -858,13 +943,15 @@ private:
         // keeps to them leaves the crossing to a later boundary, whose transfers the sum pays
         // (crossing_sum; a child that leaves them pays at this boundary, which extend prices).
         std::uint8_t kept = 0xff;  // the previous stage's groups, when the rest cannot stay in them
+        std::uint8_t prev_groups = 0;
+        double stay = pooled;  // the straggler of the stages left in the previous stage's groups
         if (i > 0 && bound_->groups >= 2) {
-            const std::uint8_t g = patterns_[at - 1][nd.prev].groups;
+            const std::uint8_t g = prev_groups = patterns_[at - 1][nd.prev].groups;
             std::uint32_t within = 0;
             for (std::size_t c = 0; c < C; ++c)
                 if (g >> bound_->cell_group[c] & 1u) within |= 1u << c;
             // Where the previous stage spans every group, keeping them is the pool as a whole.
-            const double stay = within == (C >= 32 ? ~0u : (1u << C) - 1) ? pooled : pooled_straggler(sp, i, nd.used, pooled, within);
+            stay = within == (C >= 32 ? ~0u : (1u << C) - 1) ? pooled : pooled_straggler(sp, i, nd.used, pooled, within);
             if (stay == std::numeric_limits<double>::infinity()) kept = g;
             if (stay > pooled) {
                 const double cross = crossing_straggler(sp, i, nd.used, std::max(pooled, bound_->cross_suffix[at - 1]), nd.open_lo, stay);
@@ -901,10 +988,43 @@ private:
             b->upd = std::max({b->upd, least.update, bound_->prefix.update.back()});
             if (money_) b->rate += least.rate;
         }
-        if (alone > pooled) {
-            base_span = base;
+        bool span_case = alone > pooled, twice_case = false;
+        base_span = base;
+        if (span_case) {
             base_span.sync = std::max(base_span.sync, spanning);
             base.strag = std::max(base.strag, alone);
+        }
+        // Where staying in the previous stage's one group g is slower than crossing (stay), the
+        // plans whose stages left each sit whole in one group (base's case) either stay in g
+        // (the straggler `stay`), or change group once (one_change_straggler's straggler, and one
+        // crossing's transfers in the sum), or twice or more (two crossings' transfers). Those
+        // with a stage in two groups take a crossing ring (base_span).
+        suffix_terms base_twice, base_stay;
+        bool stay_case = false;
+        if (one_change_ && single_type(prev_groups) && stay > pooled_all && !last && !cross_twice_.empty() && cross_sums_[at - 1] < std::numeric_limits<double>::infinity()) {
+            const double own0 = ps.empty() ? 0.0 : ps.front().compute + bound_->stages[at].p2p_in;
+            auto worth = [&](double v) {
+                suffix_terms f = base;
+                f.strag = std::max(f.strag, v);
+                f.sum += cross_sums_[at - 1];
+                return !floors_miss(o, floors(i, f, own0, nd.extra_floor), per_replica_, money_, false, cutoff_);
+            };
+            const double one = one_change_straggler(sp, i, nd, static_cast<std::size_t>(std::countr_zero(prev_groups)), base.strag, worth);
+            if (one > base.strag) {
+                ++one_change_raised_;
+                if (!span_case && !spans_.empty()) base_span.sync = std::max(base_span.sync, spans_[at]);
+                span_case = true;
+                twice_case = true;
+                base_twice = base;
+                base_twice.sum += cross_twice_[at - 1];
+                if (stay < std::numeric_limits<double>::infinity()) {
+                    stay_case = true;
+                    base_stay = base;
+                    base_stay.strag = std::max(base_stay.strag, stay);
+                }
+                base.strag = one;
+                base.sum += cross_sums_[at - 1];
+            }
         }
         for (std::uint32_t k = 0; k < ps.size(); ++k) {
             const stage_pattern& p = ps[k];
@@ -916,7 +1036,8 @@ private:
                     else f = floors(i, f, own, nd.extra_floor, rest_least);
                     return f;
                 };
-                return misses(o, with_stage(base), with_stage(base_t)) && (alone == pooled || misses(o, with_stage(base_span), with_stage(base_t)));
+                return misses(o, with_stage(base), with_stage(base_t)) && (!twice_case || misses(o, with_stage(base_twice), with_stage(base_t))) &&
+                       (!stay_case || misses(o, with_stage(base_stay), with_stage(base_t))) && (!span_case || misses(o, with_stage(base_span), with_stage(base_t)));
             };
             if (missed()) break;
             bool fits = true;
@@ -1122,7 +1243,8 @@ private:
     stage_dp<Time> dp_;
     flat_memo<memo_key, seen, bytes_hash<memo_key>> memo_{};
     const instance_bound* bound_ = nullptr;
-    bool money_ = false, stopped_ = false, exhausted_ = false, found_ = false, always_ = false, rest_lp_ = true;
+    bool money_ = false, stopped_ = false, exhausted_ = false, found_ = false, always_ = false, rest_lp_ = true, one_change_ = true;
+    std::uint64_t one_change_raised_ = 0;
     std::uint64_t effort_end_ = 0;  ///< stats_.states at which the effort runs out
     std::uint64_t per_node_ = 0;    ///< compositions_per_node
     std::size_t recovered_ = 0;     ///< instances the stage DP gave up at its memory limit and the patterns solved
@@ -1144,6 +1266,7 @@ private:
     std::vector<double> cross_thresholds_;  ///< and the times beside a crossing (crossing_straggler)
     std::vector<double> spans_;             ///< per stage, the least crossing ring from it on (run_straggler)
     std::vector<double> cross_sums_;        ///< per boundary k, the least the sum gains from a crossing at k or later (crossing_sum)
+    std::vector<double> cross_twice_;       ///< and from two crossings at distinct boundaries (one_change_straggler's other case)
     /// rest_floor's LP, its classes of stages and their options, and its answer at the node.
     small_ilp lp_;
     std::vector<std::uint16_t> lp_class_, lp_count_;
