@@ -87,14 +87,17 @@ public:
         return *this;
     }
     /// The straggler of the stages left where they must change zone group once
-    /// (one_change_straggler); off: the pool-wide crossing floors only, the same answers after
-    /// more nodes (for tests and benchmarks).
+    /// (one_change_straggler), and below a child that keeps to the previous stage's one group
+    /// (crossing_straggler over the later boundaries); off: the pool-wide crossing floors only,
+    /// the same answers after more nodes (for tests and benchmarks).
     pattern_search& one_change(bool on = true) {
         one_change_ = on;
         return *this;
     }
     /// Nodes whose floor one_change_straggler raised, since construction.
     [[nodiscard]] std::uint64_t one_change_raised() const { return one_change_raised_; }
+    /// Children that keep to the previous stage's group dropped by their later crossing, since construction.
+    [[nodiscard]] std::uint64_t kept_children_dropped() const { return kept_dropped_; }
     /// With an effort of E nodes a solve also runs out after E x `k` patterns priced (0: nodes
     /// only). A node prices the next stage's patterns until their floors miss: a few over
     /// merged cells, thousands over sixteen real zones (a solve of 1,024 nodes: 4 million).
@@ -710,9 +713,10 @@ private:
     /// `prev`, takes it too where k = i-1. The pool left serves every stage as in
     /// pooled_straggler. It answers `until` once the threshold reaches it (the caller takes the
     /// least of the two). Zone groups are not told apart here (a weaker test, still a floor).
-    /// i > 0 (a node with a previous stage).
+    /// i > 0 (a node with a previous stage). `before` false: boundaries k >= i only (the
+    /// children whose stage i keeps to the previous stage's group).
     template <class SP>
-    [[nodiscard]] double crossing_straggler(const SP& sp, int i, const cell_counts& used, double from, double prev, double until) {
+    [[nodiscard]] double crossing_straggler(const SP& sp, int i, const cell_counts& used, double from, double prev, double until, bool before = true) {
         const instance_bound& b = *bound_;
         const auto P = static_cast<std::size_t>(sp.P), first = static_cast<std::size_t>(i);
         const std::size_t T = sp.cells->types.size();
@@ -734,7 +738,7 @@ private:
                 all[demand_[k].types] += long(sp.D) * demand_[k].w;
             }
             if (!any) continue;
-            for (std::size_t k = first - 1; k + 1 < P; ++k) {
+            for (std::size_t k = before ? first - 1 : first; k + 1 < P; ++k) {
                 if (!(b.cross_fwd[k] < std::numeric_limits<double>::infinity())) continue;
                 copy(all, need, T);
                 std::array<demand, 2> beside{k + 1 == first ? demand{} : demand_[k], demand_[k + 1]};  // stages k, k+1 with the crossing
@@ -945,6 +949,7 @@ private:
         std::uint8_t kept = 0xff;  // the previous stage's groups, when the rest cannot stay in them
         std::uint8_t prev_groups = 0;
         double stay = pooled;  // the straggler of the stages left in the previous stage's groups
+        double kept_floor = 0;  // the straggler below a child that keeps to the previous stage's one group
         if (i > 0 && bound_->groups >= 2) {
             const std::uint8_t g = prev_groups = patterns_[at - 1][nd.prev].groups;
             std::uint32_t within = 0;
@@ -957,6 +962,10 @@ private:
                 const double cross = crossing_straggler(sp, i, nd.used, std::max(pooled, bound_->cross_suffix[at - 1]), nd.open_lo, stay);
                 pooled = std::min(stay, cross);
                 if (pooled == std::numeric_limits<double>::infinity()) return;
+                // A child whose stage i keeps to g's one group leaves any crossing to a boundary
+                // k >= i: its subtree's straggler is at least the lesser of staying and that.
+                if (one_change_ && single_type(g) && i + 1 < sp.P)
+                    kept_floor = std::min(stay, crossing_straggler(sp, i, nd.used, std::max(pooled, bound_->cross_suffix[at]), nd.open_lo, stay, false));
             }
         }
         // Below `alone` some run of the stages left has replicas in two groups at every stage
@@ -1057,7 +1066,15 @@ private:
             }
             const double after = rest_for(sp, at + 1, p.gpus, rest) + crossing_sum(at, kept, p.groups);
             const suffix_terms f = floors(i, g.t, g.own, extra, after);
-            if (misses(o, floors(i, g.lo, g.own_lo, extra, after), f)) continue;
+            suffix_terms lo = floors(i, g.lo, g.own_lo, extra, after);
+            if (misses(o, lo, f)) continue;
+            if ((p.groups & ~prev_groups) == 0 && kept_floor > lo.strag) {
+                lo.strag = kept_floor;
+                if (misses(o, lo, f)) {
+                    ++kept_dropped_;
+                    continue;
+                }
+            }
             kids.push_back({o.value(complete_terms(f, per_replica_, money_, false)), k});
         }
         if (last) return;
@@ -1244,7 +1261,7 @@ private:
     flat_memo<memo_key, seen, bytes_hash<memo_key>> memo_{};
     const instance_bound* bound_ = nullptr;
     bool money_ = false, stopped_ = false, exhausted_ = false, found_ = false, always_ = false, rest_lp_ = true, one_change_ = true;
-    std::uint64_t one_change_raised_ = 0;
+    std::uint64_t one_change_raised_ = 0, kept_dropped_ = 0;
     std::uint64_t effort_end_ = 0;  ///< stats_.states at which the effort runs out
     std::uint64_t per_node_ = 0;    ///< compositions_per_node
     std::size_t recovered_ = 0;     ///< instances the stage DP gave up at its memory limit and the patterns solved
