@@ -805,18 +805,19 @@ private:
         const std::size_t C = sp.cells->cells.size(), T = types_, G = b.groups, U = std::size_t{1} << T;
         std::array<std::array<long, max_types>, 8> left{};
         for (std::size_t c = 0; c < C; ++c) left[b.cell_group[c]][sp.cells->cells[c].type] += cap_[c] - nd.used[c];
-        std::array<per_types, 8> have{};
+        std::array<per_types, 8> have;  // only the first G groups' first 2^T entries are read
         for (std::size_t h = 0; h < G; ++h) {
             have[h][0] = 0;
             for (std::size_t u = 1; u < U; ++u) have[h][u] = have[h][u & (u - 1)] + left[h][static_cast<std::size_t>(std::countr_zero(u))];
         }
         auto crossable = [&](std::size_t k) { return b.cross_fwd[k] < inf && b.cross_bwd[k] < inf; };
+        per_types need;
+        need_rows& rows = one_rows_;  // scratch (zeroing a fresh one per test led this function's cost)
         // Whether stages [lo, hi] fit group h at v, the first receiving across (in) and the last
         // sending across (out).
         auto serves = [&](std::size_t lo, std::size_t hi, std::size_t h, double v, bool in, bool out) {
-            per_types need;
             std::fill_n(need.begin(), U, 0L);
-            need_rows rows;
+            rows.size = 0, rows.full = false;
             for (std::size_t k = lo; k <= hi; ++k) {
                 double shift = 0;
                 if (in && k == lo) shift = std::max(shift, b.cross_bwd[k - 1] - b.stages[k].p2p_in);
@@ -1289,6 +1290,7 @@ private:
     std::vector<std::uint16_t> lp_class_, lp_count_;
     std::vector<std::vector<option>> lp_options_;
     std::vector<demand> demand_;            ///< scratch: each stage's options at a threshold
+    need_rows one_rows_;                    ///< scratch of one_change_straggler
     std::vector<endpoint> ends_;      ///< scratch: a pattern's endpoints in every real zone
     std::vector<std::uint32_t> chosen_;
     std::vector<composition> best_;
