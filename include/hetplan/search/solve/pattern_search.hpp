@@ -950,7 +950,13 @@ private:
         std::uint8_t kept = 0xff;  // the previous stage's groups, when the rest cannot stay in them
         std::uint8_t prev_groups = 0;
         double stay = pooled;  // the straggler of the stages left in the previous stage's groups
-        double kept_floor = 0;  // the straggler below a child that keeps to the previous stage's one group
+        bool kept_due = false;   // whether kept_straggler applies
+        double kept_floor = -1;  // the straggler below a child that keeps to the previous stage's one group (-1: not taken yet)
+        auto kept_straggler = [&] {
+            if (kept_floor < 0)
+                kept_floor = std::min(stay, crossing_straggler(sp, i, nd.used, std::max(pooled, bound_->cross_suffix[at]), nd.open_lo, stay, false));
+            return kept_floor;
+        };
         if (i > 0 && bound_->groups >= 2) {
             const std::uint8_t g = prev_groups = patterns_[at - 1][nd.prev].groups;
             std::uint32_t within = 0;
@@ -964,9 +970,9 @@ private:
                 pooled = std::min(stay, cross);
                 if (pooled == std::numeric_limits<double>::infinity()) return;
                 // A child whose stage i keeps to g's one group leaves any crossing to a boundary
-                // k >= i: its subtree's straggler is at least the lesser of staying and that.
-                if (one_change_ && single_type(g) && i + 1 < sp.P)
-                    kept_floor = std::min(stay, crossing_straggler(sp, i, nd.used, std::max(pooled, bound_->cross_suffix[at]), nd.open_lo, stay, false));
+                // k >= i: its subtree's straggler is at least the lesser of staying and that
+                // (kept_straggler, taken when the first such child passes its other floors).
+                kept_due = one_change_ && single_type(g) && i + 1 < sp.P;
             }
         }
         // Below `alone` some run of the stages left has replicas in two groups at every stage
@@ -1069,7 +1075,7 @@ private:
             const suffix_terms f = floors(i, g.t, g.own, extra, after);
             suffix_terms lo = floors(i, g.lo, g.own_lo, extra, after);
             if (misses(o, lo, f)) continue;
-            if ((p.groups & ~prev_groups) == 0 && kept_floor > lo.strag) {
+            if (kept_due && (p.groups & ~prev_groups) == 0 && kept_straggler() > lo.strag) {
                 lo.strag = kept_floor;
                 if (misses(o, lo, f)) {
                     ++kept_dropped_;
