@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <utility>
 
 #include "../plan_checks.hpp"
 #include "../random_pool.hpp"
@@ -164,16 +165,17 @@ struct rest_lp_on_off {
     }
 };
 
-/// A solver that solves every instance twice under the run's cut-off, with and without
-/// pattern_search::one_change: the same answer (or none) both ways.
-struct one_change_on_off {
-    one_change_on_off() : on(sailor_time_model{}), off(sailor_time_model{}) {
+/// A solver that solves every instance twice under the run's cut-off, with a floor of the
+/// pattern search and without it (`Off` turns it off): the same answer (or none) both ways.
+template <class Off>
+struct floor_on_off {
+    floor_on_off() : on(sailor_time_model{}), off(sailor_time_model{}) {
         on.always_patterns();
-        off.always_patterns().one_change(false);
+        Off{}(off.always_patterns());
     }
     pattern_search<> on, off;
     std::size_t compared = 0, solutions = 0;
-    static constexpr const char* name() { return "pattern search with and without the one-change straggler"; }
+    static constexpr const char* name() { return "pattern search with and without one of its floors"; }
     [[nodiscard]] const auto& time_model() const { return on.time_model(); }
     template <class Pr>
     void prepare(stage_problem<Pr>& sp) const {
@@ -193,6 +195,12 @@ struct one_change_on_off {
         }
         return with;
     }
+};
+struct without_one_change {
+    void operator()(pattern_search<>& s) const { s.one_change(false); }
+};
+struct without_shares {
+    void operator()(pattern_search<>& s) const { s.shares(false); }
 };
 
 /// A solver that solves every instance three ways with no cut-off: the pattern search whose stage
@@ -346,12 +354,15 @@ TEST_CASE("pattern search: the LP floor of the stages left at each node keeps ev
     CHECK(fewer > 0);
 }
 
-TEST_CASE("pattern search: the one-change straggler and the kept group's later crossing keep every value under the cut-off (issue 15)") {
-    // Pipelines of up to six stages over pools whose zones are far apart and small, so that a
-    // pipeline must change zone; each instance solved under the run's cut-off with and without
-    // it (a floor above a leaf under the cut-off would lose that leaf).
+/// Pipelines of up to six stages over pools whose zones are far apart and small, so that a
+/// pipeline must change zone or keep runs of stages in one; each instance solved under the run's
+/// cut-off with a floor and without it (floor_on_off<Off>: a floor above a leaf under the
+/// cut-off would lose that leaf), both objectives, zones merged and apart. `count(solver)`
+/// reads the counters of the floor's effect after each plan. Returns the instances compared and
+/// those with a solution.
+template <class Off, class Count>
+std::pair<std::size_t, std::size_t> far_apart_on_off(const Count& count) {
     std::size_t compared = 0, solutions = 0;
-    std::uint64_t raised = 0, dropped = 0;
     for (unsigned seed = 1; seed <= 16; ++seed) {
         CAPTURE(seed);
         pool_world w(seed, 3, seed % 2);
@@ -363,17 +374,36 @@ TEST_CASE("pattern search: the one-change straggler and the kept group's later c
         auto run = [&](auto p) {
             (void)p.plan(pb, plan_request<max_throughput>{});
             (void)p.plan(pb, plan_request<min_cost>{});
-            compared += p.solver().compared, solutions += p.solver().solutions, raised += p.solver().on.one_change_raised();
-            dropped += p.solver().on.kept_children_dropped();
+            compared += p.solver().compared, solutions += p.solver().solutions;
+            count(p.solver().on);
         };
-        run(sailor_planner<>(opt).with_solver(one_change_on_off()).with_zones(keep_zones{}));
-        run(sailor_planner<>(opt).with_solver(one_change_on_off()));
+        run(sailor_planner<>(opt).with_solver(floor_on_off<Off>()).with_zones(keep_zones{}));
+        run(sailor_planner<>(opt).with_solver(floor_on_off<Off>()));
     }
+    return {compared, solutions};
+}
+
+TEST_CASE("pattern search: the one-change straggler and the kept group's later crossing keep every value under the cut-off (issue 15)") {
+    std::uint64_t raised = 0, dropped = 0;
+    const auto [compared, solutions] = far_apart_on_off<without_one_change>([&](const pattern_search<>& s) {
+        raised += s.one_change_raised();
+        dropped += s.kept_children_dropped();
+    });
     MESSAGE(compared << " instances compared, " << solutions << " with a solution; the one-change straggler raised " << raised
                      << " node floors; the later crossing dropped " << dropped << " children that kept to their group");
     CHECK(solutions > 100);
     CHECK(raised > 0);
     CHECK(dropped > 0);
+}
+
+TEST_CASE("pattern search: the groups' shares of each run's replicas keep every value under the cut-off (issue 15)") {
+    // Boundaries between zone groups that no pipeline can cross within the straggler join runs
+    // of stages, whose every stage holds the same share of its replicas in each group.
+    std::uint64_t raised = 0;
+    const auto [compared, solutions] = far_apart_on_off<without_shares>([&](const pattern_search<>& s) { raised += s.shares_raised(); });
+    MESSAGE(compared << " instances compared, " << solutions << " with a solution; the shares raised " << raised << " node floors");
+    CHECK(solutions > 100);
+    CHECK(raised > 0);
 }
 
 TEST_CASE("pattern search: where its stage DP runs out of memory, the patterns solve the instance (issue 15)") {

@@ -173,4 +173,22 @@ template <class Rows, class Left>
     return true;
 }
 
+/// The most times `most` at most that the rows fit the GPUs left at every one of the prices
+/// (fits_at_prices' test is linear in a common factor of the rows' replicas: s * need <= have
+/// at each price); -1 where a row no type serves.
+template <class Rows, class Left>
+[[nodiscard]] long most_at_prices(const std::vector<price_vector>& prices, const Rows& rows, const Left& left, std::size_t T, long most) {
+    for (const price_vector& y : prices) {
+        std::int64_t have = 0, need = 0;
+        for (std::size_t t = 0; t < T; ++t) have += y[t] * left[t];
+        for (const auto& [row, n] : rows) {
+            const std::int64_t cheapest = cheapest_at(y, row, T);
+            if (cheapest == std::numeric_limits<std::int64_t>::max()) return -1;
+            need += cheapest * n;
+        }
+        if (need > 0) most = std::min<long>(most, static_cast<long>(have / need));
+    }
+    return most;
+}
+
 }  // namespace hetplan::search

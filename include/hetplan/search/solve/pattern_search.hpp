@@ -94,6 +94,16 @@ public:
         one_change_ = on;
         return *this;
     }
+    /// The straggler of the stages left where each run of them joined by boundaries no
+    /// replica's pipeline can cross holds the same share of its replicas in every zone group
+    /// (run_straggler with shares), at every node; off: only where a run sits whole in one group,
+    /// the same answers after more nodes (for tests and benchmarks).
+    pattern_search& shares(bool on = true) {
+        shares_ = on;
+        return *this;
+    }
+    /// Nodes whose straggler floor the shares raised, since construction.
+    [[nodiscard]] std::uint64_t shares_raised() const { return shares_raised_; }
     /// Nodes whose floor one_change_straggler raised, since construction.
     [[nodiscard]] std::uint64_t one_change_raised() const { return one_change_raised_; }
     /// Children that keep to the previous stage's group dropped by their later crossing, since construction.
@@ -844,22 +854,33 @@ private:
         return least_crossing_threshold(from, at_prev, [&](double v) { return !worth(v) || placed(v); });
     }
 
-    /// The least straggler threshold v >= from at which every run of the stages left fits one
-    /// zone group's GPUs left. At v, a boundary whose two stages cannot take the fastest
+    /// The least straggler threshold v >= from at which every run of the stages left fits the
+    /// zone groups' GPUs left. At v, a boundary whose two stages cannot take the fastest
     /// transfer across groups within v (crossing_straggler's times) is crossed by no replica's
-    /// pipeline, so the stages it joins keep each replica in its group: a run of them either
-    /// sits in one group g (whose GPUs left must serve it; the first run, after a boundary
-    /// i-1 that cannot be crossed, in the previous stage's group) or has replicas in two groups
-    /// at every stage, whose all-reduce rings then cross (the caller's other case). Monotone in
-    /// v; infinity when no v serves. Needs two zone groups or more.
+    /// pipeline, so the stages it joins keep each replica in its group: a run of them holds the
+    /// same number d_g of every stage's replicas in each group g, the d_g summing to D (the
+    /// first run, after a boundary i-1 that cannot be crossed, over the previous stage's
+    /// groups). `shares` false: runs whole in one group only (d_g = D), the plans with no ring
+    /// across groups (the caller's other case takes a crossing ring's all-reduce); true: any
+    /// shares, a floor of every plan below the node (random pool 100, P = 23, D = 10: the
+    /// pooled test let a run use ten replicas' worth of one group at one stage and of the other
+    /// at the next). Each run is tested alone against the groups' GPUs left (a weaker test,
+    /// still a floor), each group's largest share in closed form (Hall's test and the prices
+    /// beyond it are linear in it). Monotone in v; infinity when no v serves. Needs two zone
+    /// groups or more.
     template <class SP>
-    [[nodiscard]] double run_straggler(const SP& sp, int i, const node& nd, double from) const {
+    [[nodiscard]] double run_straggler(const SP& sp, int i, const node& nd, double from, bool shares) const {
         constexpr double inf = std::numeric_limits<double>::infinity();
         const instance_bound& b = *bound_;
         const auto P = static_cast<std::size_t>(sp.P), first0 = static_cast<std::size_t>(i);
-        const std::size_t C = sp.cells->cells.size(), T = types_, G = b.groups;
+        const std::size_t C = sp.cells->cells.size(), T = types_, G = b.groups, U = std::size_t{1} << T;
         std::array<std::array<long, max_types>, 8> left{};  // per group (zone_floor keeps at most 6)
         for (std::size_t c = 0; c < C; ++c) left[b.cell_group[c]][sp.cells->cells[c].type] += cap_[c] - nd.used[c];
+        std::array<per_types, 8> have;
+        for (std::size_t g = 0; g < G; ++g) {
+            have[g][0] = 0;
+            for (std::size_t u = 1; u < U; ++u) have[g][u] = have[g][u & (u - 1)] + left[g][static_cast<std::size_t>(std::countr_zero(u))];
+        }
         auto fastest = [&](std::size_t k) { return options_[k].empty() ? inf : options_[k].front().time; };
         const std::uint8_t prev = i > 0 ? patterns_[first0 - 1][nd.prev].groups : 0;
         auto send = [&](std::size_t k) {  // stage k's least time sending across boundary k
@@ -869,32 +890,45 @@ private:
             return b.cross_fwd[k] < inf && b.cross_bwd[k] < inf && send(k) <= v &&
                    fastest(k + 1) + std::max(0.0, b.cross_bwd[k] - b.stages[k + 1].p2p_in) <= v;
         };
-        auto serves = [&](std::size_t first, std::size_t last, std::size_t g, double v) {
-            const std::size_t U = std::size_t{1} << T;
-            per_types have, need;
-            have[0] = need[0] = 0;
-            for (std::size_t u = 1; u < U; ++u) have[u] = have[u & (u - 1)] + left[g][static_cast<std::size_t>(std::countr_zero(u))], need[u] = 0;
-            need_rows rows;
+        // Per group, the most replicas of every stage of [first, last] its GPUs left serve at
+        // v (at most D); -1 where a stage has no option within v.
+        per_types need;
+        need_rows rows;
+        auto most = [&](std::size_t first, std::size_t last, std::size_t g, double v) -> long {
+            std::fill_n(need.begin(), U, 0L);
+            rows.size = 0, rows.full = false;
             for (std::size_t k = first; k <= last; ++k) {
                 const demand d = allowed(k, v, 0);
-                if (d.types == 0) return false;
-                need[d.types] += long(sp.D) * d.w;
-                if (!no_prices()) rows.add(d, sp.D);
+                if (d.types == 0) return -1;
+                need[d.types] += d.w;
+                if (!no_prices()) rows.add(d, 1);
             }
-            return fits(need, have, T) && priced_fits(rows, left[g]);
+            for (std::size_t q = 0; q < T; ++q)
+                for (std::size_t u = 0; u < U; ++u)
+                    if (u >> q & 1u) need[u] += need[u ^ (std::size_t{1} << q)];
+            long n = sp.D;
+            for (std::size_t u = 1; u < U && n > 0; ++u)
+                if (need[u] > 0) n = std::min(n, have[g][u] / need[u]);
+            if (n > 0 && !rows.full && !no_prices()) n = most_at_prices(price_memo_.last(), rows, left[g], T, n);
+            return n;
         };
-        auto every_run_alone = [&](double v) {
+        auto every_run_fits = [&](double v) {
             for (std::size_t first = first0; first < P;) {
                 std::size_t last = first;
                 while (last + 1 < P && !crossable(last, v)) ++last;
                 std::uint32_t groups = (1u << G) - 1;
                 if (first == first0 && i > 0 && !crossable(first0 - 1, v)) {
-                    if (!single_type(prev)) return false;  // the run keeps the previous stage's split: it spans
+                    if (!shares && !single_type(prev)) return false;  // the run keeps the previous stage's split: it spans
                     groups = prev;
                 }
-                bool alone = false;
-                for (std::size_t g = 0; g < G && !alone; ++g) alone = (groups >> g & 1u) && serves(first, last, g, v);
-                if (!alone) return false;
+                long held = 0;
+                for (std::size_t g = 0; g < G && held < sp.D; ++g) {
+                    if (!(groups >> g & 1u)) continue;
+                    const long n = most(first, last, g, v);
+                    if (n < 0) return false;
+                    held = shares ? held + n : std::max(held, n);
+                }
+                if (held < sp.D) return false;
                 first = last + 1;
             }
             return true;
@@ -904,7 +938,7 @@ private:
         const double at_prev = i > 0 && b.cross_fwd[first0 - 1] < inf && b.cross_bwd[first0 - 1] < inf
                                    ? std::max(send(first0 - 1), fastest(first0) + std::max(0.0, b.cross_bwd[first0 - 1] - b.stages[first0].p2p_in))
                                    : inf;
-        return least_crossing_threshold(from, at_prev, every_run_alone);
+        return least_crossing_threshold(from, at_prev, every_run_fits);
     }
 
     /// Floors of every plan below a node whose stage i has pattern p (own time `own`), with the
@@ -980,7 +1014,13 @@ private:
         // the straggler `alone`.
         double alone = pooled, spanning = 0;
         if (!spans_.empty() && i + 1 < sp.P) {
-            alone = run_straggler(sp, i, nd, pooled);
+            alone = run_straggler(sp, i, nd, pooled, false);
+            if (shares_ && alone > pooled) {  // (shares include each run alone in one group: at most `alone`)
+                const double shared = run_straggler(sp, i, nd, pooled, true);
+                if (shared == std::numeric_limits<double>::infinity()) return;
+                shares_raised_ += shared > pooled;
+                pooled = shared;
+            }
             spanning = alone > pooled ? spans_[at] : 0;
         }
         // The stages after this one over the GPUs this node leaves (rest_floor), solved at the
@@ -1267,8 +1307,8 @@ private:
     stage_dp<Time> dp_;
     flat_memo<memo_key, seen, bytes_hash<memo_key>> memo_{};
     const instance_bound* bound_ = nullptr;
-    bool money_ = false, stopped_ = false, exhausted_ = false, found_ = false, always_ = false, rest_lp_ = true, one_change_ = true;
-    std::uint64_t one_change_raised_ = 0, kept_dropped_ = 0;
+    bool money_ = false, stopped_ = false, exhausted_ = false, found_ = false, always_ = false, rest_lp_ = true, one_change_ = true, shares_ = true;
+    std::uint64_t one_change_raised_ = 0, kept_dropped_ = 0, shares_raised_ = 0;
     std::uint64_t effort_end_ = 0;  ///< stats_.states at which the effort runs out
     std::uint64_t per_node_ = 0;    ///< compositions_per_node
     std::size_t recovered_ = 0;     ///< instances the stage DP gave up at its memory limit and the patterns solved
