@@ -96,8 +96,9 @@ public:
     }
     /// The straggler of the stages left where each run of them joined by boundaries no
     /// replica's pipeline can cross holds the same share of its replicas in every zone group
-    /// (run_straggler with shares), at every node; off: only where a run sits whole in one group,
-    /// the same answers after more nodes (for tests and benchmarks).
+    /// (run_straggler with shares), at the nodes where some run cannot sit whole in one group;
+    /// off: that case's crossing ring only, the same answers after more nodes (for tests and
+    /// benchmarks).
     pattern_search& shares(bool on = true) {
         shares_ = on;
         return *this;
