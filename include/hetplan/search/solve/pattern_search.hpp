@@ -664,12 +664,31 @@ private:
             if (!no_prices()) extras.add(d, x.extras);
         }
     }
-    /// Hall's condition over sets of types: what may only use types in U fits in U's GPUs.
-    [[nodiscard]] static bool fits(per_types& need, const per_types& have, std::size_t T) {
+    /// Per set of types U, what may only use types in U: the sums over U's subsets of `need`
+    /// (what needs exactly those types), in place.
+    static void within_sets(per_types& need, std::size_t T) {
         const std::size_t U = std::size_t{1} << T;
         for (std::size_t b = 0; b < T; ++b)
             for (std::size_t u = 0; u < U; ++u)
                 if (u >> b & 1u) need[u] += need[u ^ (std::size_t{1} << b)];
+    }
+    /// Per zone group, the GPUs left of each type below a node (left) and in each set of types
+    /// (have; only the first bound_->groups groups' first 2^T entries are set).
+    using group_left = std::array<std::array<long, max_types>, 8>;  // zone_floor keeps at most 6 groups
+    template <class SP>
+    void left_by_group(const SP& sp, const node& nd, group_left& left, std::array<per_types, 8>& have) const {
+        const std::size_t U = std::size_t{1} << types_;
+        for (auto& l : left) l.fill(0);
+        for (std::size_t c = 0; c < sp.cells->cells.size(); ++c) left[bound_->cell_group[c]][sp.cells->cells[c].type] += cap_[c] - nd.used[c];
+        for (std::size_t g = 0; g < bound_->groups; ++g) {
+            have[g][0] = 0;
+            for (std::size_t u = 1; u < U; ++u) have[g][u] = have[g][u & (u - 1)] + left[g][static_cast<std::size_t>(std::countr_zero(u))];
+        }
+    }
+    /// Hall's condition over sets of types: what may only use types in U fits in U's GPUs.
+    [[nodiscard]] static bool fits(per_types& need, const per_types& have, std::size_t T) {
+        const std::size_t U = std::size_t{1} << T;
+        within_sets(need, T);
         for (std::size_t u = 1; u < U; ++u)
             if (need[u] > have[u]) return false;
         return true;
@@ -813,14 +832,10 @@ private:
         constexpr double inf = std::numeric_limits<double>::infinity();
         const instance_bound& b = *bound_;
         const auto P = static_cast<std::size_t>(sp.P), first = static_cast<std::size_t>(i);
-        const std::size_t C = sp.cells->cells.size(), T = types_, G = b.groups, U = std::size_t{1} << T;
-        std::array<std::array<long, max_types>, 8> left{};
-        for (std::size_t c = 0; c < C; ++c) left[b.cell_group[c]][sp.cells->cells[c].type] += cap_[c] - nd.used[c];
-        std::array<per_types, 8> have;  // only the first G groups' first 2^T entries are read
-        for (std::size_t h = 0; h < G; ++h) {
-            have[h][0] = 0;
-            for (std::size_t u = 1; u < U; ++u) have[h][u] = have[h][u & (u - 1)] + left[h][static_cast<std::size_t>(std::countr_zero(u))];
-        }
+        const std::size_t T = types_, G = b.groups, U = std::size_t{1} << T;
+        group_left left;
+        std::array<per_types, 8> have;
+        left_by_group(sp, nd, left, have);
         auto crossable = [&](std::size_t k) { return b.cross_fwd[k] < inf && b.cross_bwd[k] < inf; };
         per_types need;
         need_rows& rows = one_rows_;  // scratch (zeroing a fresh one per test led this function's cost)
@@ -874,14 +889,10 @@ private:
         constexpr double inf = std::numeric_limits<double>::infinity();
         const instance_bound& b = *bound_;
         const auto P = static_cast<std::size_t>(sp.P), first0 = static_cast<std::size_t>(i);
-        const std::size_t C = sp.cells->cells.size(), T = types_, G = b.groups, U = std::size_t{1} << T;
-        std::array<std::array<long, max_types>, 8> left{};  // per group (zone_floor keeps at most 6)
-        for (std::size_t c = 0; c < C; ++c) left[b.cell_group[c]][sp.cells->cells[c].type] += cap_[c] - nd.used[c];
+        const std::size_t T = types_, G = b.groups, U = std::size_t{1} << T;
+        group_left left;
         std::array<per_types, 8> have;
-        for (std::size_t g = 0; g < G; ++g) {
-            have[g][0] = 0;
-            for (std::size_t u = 1; u < U; ++u) have[g][u] = have[g][u & (u - 1)] + left[g][static_cast<std::size_t>(std::countr_zero(u))];
-        }
+        left_by_group(sp, nd, left, have);
         auto fastest = [&](std::size_t k) { return options_[k].empty() ? inf : options_[k].front().time; };
         const std::uint8_t prev = i > 0 ? patterns_[first0 - 1][nd.prev].groups : 0;
         auto send = [&](std::size_t k) {  // stage k's least time sending across boundary k
@@ -904,9 +915,7 @@ private:
                 need[d.types] += d.w;
                 if (!no_prices()) rows.add(d, 1);
             }
-            for (std::size_t q = 0; q < T; ++q)
-                for (std::size_t u = 0; u < U; ++u)
-                    if (u >> q & 1u) need[u] += need[u ^ (std::size_t{1} << q)];
+            within_sets(need, T);
             long n = sp.D;
             for (std::size_t u = 1; u < U && n > 0; ++u)
                 if (need[u] > 0) n = std::min(n, have[g][u] / need[u]);
