@@ -202,6 +202,9 @@ struct without_one_change {
 struct without_shares {
     void operator()(pattern_search<>& s) const { s.shares(false); }
 };
+struct without_child_pool {
+    void operator()(pattern_search<>& s) const { s.child_pool(false); }
+};
 
 /// A solver that solves every instance three ways with no cut-off: the pattern search whose stage
 /// DP (for the instances counts_are_few hands it) has almost no memory, the patterns alone, and
@@ -404,6 +407,33 @@ TEST_CASE("pattern search: the groups' shares of each run's replicas keep every 
     MESSAGE(compared << " instances compared, " << solutions << " with a solution; the shares raised " << raised << " node floors");
     CHECK(solutions > 100);
     CHECK(raised > 0);
+}
+
+TEST_CASE("pattern search: the pooled straggler below each child, taken before the child is visited, keeps every value under the cut-off (issue 15)") {
+    // Random pools (zones merged and apart) and the far-apart ones, both objectives, pipelines of
+    // up to six stages: a child whose GPUs leave the stages after it too slow a pool is dropped
+    // at its parent.
+    std::size_t compared = 0, solutions = 0;
+    std::uint64_t dropped = 0;
+    for (unsigned seed = 1; seed <= 8; ++seed) {
+        CAPTURE(seed);
+        const pool_world w(seed, 3, seed % 2);
+        const problem pb = w.pb();
+        sailor_options opt;
+        opt.space.max_pipeline_degree = 6;
+        auto run = [&](auto p) {
+            (void)p.plan(pb, plan_request<max_throughput>{});
+            (void)p.plan(pb, plan_request<min_cost>{});
+            compared += p.solver().compared, solutions += p.solver().solutions;
+            dropped += p.solver().on.children_pooled_out();
+        };
+        run(sailor_planner<>(opt).with_solver(floor_on_off<without_child_pool>()).with_zones(keep_zones{}));
+        run(sailor_planner<>(opt).with_solver(floor_on_off<without_child_pool>()));
+    }
+    const auto [far, far_solutions] = far_apart_on_off<without_child_pool>([&](const pattern_search<>& s) { dropped += s.children_pooled_out(); });
+    MESSAGE((compared + far) << " instances compared, " << (solutions + far_solutions) << " with a solution; " << dropped << " children dropped at their parent");
+    CHECK(solutions + far_solutions > 100);
+    CHECK(dropped > 0);
 }
 
 TEST_CASE("pattern search: where its stage DP runs out of memory, the patterns solve the instance (issue 15)") {

@@ -109,6 +109,15 @@ public:
     [[nodiscard]] std::uint64_t one_change_raised() const { return one_change_raised_; }
     /// Children that keep to the previous stage's group dropped by their later crossing, since construction.
     [[nodiscard]] std::uint64_t kept_children_dropped() const { return kept_dropped_; }
+    /// The pooled straggler of the stages after a child, tested before the child is visited
+    /// (child_pooled); off: at the child, the same answers after more nodes (for tests and
+    /// benchmarks).
+    pattern_search& child_pool(bool on = true) {
+        child_pool_ = on;
+        return *this;
+    }
+    /// Children dropped by child_pool's test, since construction.
+    [[nodiscard]] std::uint64_t children_pooled_out() const { return child_dropped_; }
     /// With an effort of E nodes a solve also runs out after E x `k` patterns priced (0: nodes
     /// only). A node prices the next stage's patterns until their floors miss: a few over
     /// merged cells, thousands over sixteen real zones (a solve of 1,024 nodes: 4 million).
@@ -235,6 +244,7 @@ private:
         double extra_floor = 0;  ///< USD/s of the open extras at their cheapest cells
         cell_counts used{};
         std::uint32_t prev = 0;
+        double pooled = -1;  ///< pooled_straggler of the stages from this one, where the parent took it (child_pooled); -1: not taken
     };
     /// A node's terms grown by one stage (extend).
     struct grown {
@@ -244,6 +254,7 @@ private:
     struct child {
         double value;
         std::uint32_t k;
+        double pooled;  ///< node::pooled
     };
     /// A (GPU type, TP) a stage can use and the least time it takes with it (pooled_straggler, crossing_straggler).
     struct option {
@@ -394,6 +405,10 @@ private:
             for (const option& o : options_[static_cast<std::size_t>(i)]) thresholds_.push_back(o.time);
         std::sort(thresholds_.begin(), thresholds_.end());
         thresholds_.erase(std::unique(thresholds_.begin(), thresholds_.end()), thresholds_.end());
+        column_at_.assign(thresholds_.size(), unbuilt);
+        column_span_.clear();
+        column_rows_.clear();
+        column_prices_.clear();
         // A threshold at which a stage beside a crossing gains an option (only crossing_straggler
         // reads them, with two zone groups or more).
         const instance_bound& b = *bound_;
@@ -605,13 +620,17 @@ private:
     /// replicas; equal rows are merged (a pipeline's middle stages repeat).
     struct need_rows {
         static constexpr std::size_t most = 32;
-        std::array<std::pair<std::array<std::uint8_t, max_types>, long>, most> row{};
+        struct row_t {  // trivial: rows start unset (only [0, size) are read)
+            std::array<std::uint8_t, max_types> tp;
+            long n;
+        };
+        std::array<row_t, most> row;
         std::size_t size = 0;
         bool full = false;  ///< more distinct rows than kept: the test is skipped (still a floor)
         void add(const demand& d, long replicas) {
             for (std::size_t q = 0; q < size; ++q)
-                if (row[q].first == d.tp) {
-                    row[q].second += replicas;
+                if (row[q].tp == d.tp) {
+                    row[q].n += replicas;
                     return;
                 }
             if (size == most) {
@@ -706,7 +725,8 @@ private:
     /// no slower could serve them all, even fractionally (or `from` when that is more). The test
     /// is LP duality: prices 0 or 1 per GPU type first (Hall's condition over sets of types U:
     /// the stages, and open extras, that can only use types in U need no more of U's GPUs than
-    /// are left), then the other extreme price vectors (priced_fits). Infinity when none can.
+    /// are left), then the other extreme price vectors (fits_at_prices, the stages summed once per
+    /// threshold by suffix_demand). Infinity when none can.
     /// With `within` (a mask of cells), the stages left draw only on those cells' GPUs, and the
     /// open extras that may use other cells are left out (a weaker test, still a floor).
     template <class SP>
@@ -714,26 +734,89 @@ private:
         const std::size_t T = sp.cells->types.size();
         per_types have, fixed, need;
         std::array<long, max_types> left;
-        need_rows extras, rows;
+        need_rows extras;
         left_and_open(sp, used, within, have, fixed, left, extras);
         // Allowed options change only at thresholds: start at the last one not above `from`
         // (the answer is then at least `from`, and exactly it if that one fits).
         auto it = std::upper_bound(thresholds_.begin(), thresholds_.end(), from);
         if (it != thresholds_.begin()) --it;
-        for (; it != thresholds_.end(); ++it) {
-            const double theta = *it;
-            copy(fixed, need, T);
-            rows.assign(extras);
-            bool all = true;
-            for (std::size_t k = static_cast<std::size_t>(i); k < static_cast<std::size_t>(sp.P) && all; ++k) {
-                const demand d = allowed(k, theta, 0);
-                all = d.types != 0;
-                need[d.types] += long(sp.D) * d.w;
-                if (!no_prices()) rows.add(d, sp.D);
+        // At each price vector beyond Hall's, the GPUs left less what the open extras take.
+        const std::size_t Y = no_prices() ? 0 : price_memo_.last().size();
+        room_at_.resize(Y);
+        for (std::size_t q = 0; q < Y; ++q) {
+            const price_vector& y = price_memo_.last()[q];
+            std::int64_t room = 0;
+            for (std::size_t t = 0; t < T; ++t) room += y[t] * left[t];
+            for (const auto& [row, n] : extras) {
+                const std::int64_t cheapest = cheapest_at(y, row, T);
+                if (cheapest == std::numeric_limits<std::int64_t>::max()) return std::numeric_limits<double>::infinity();  // an extra no type serves
+                room -= cheapest * n;
             }
-            if (all && fits(need, have, T) && priced_fits(rows, left)) return std::max(theta, from);
+            room_at_[q] = room;
+        }
+        for (; it != thresholds_.end(); ++it) {
+            const auto stages = suffix_demand(sp, static_cast<std::size_t>(it - thresholds_.begin()), static_cast<std::size_t>(i));
+            if (!stages.all) continue;
+            copy(fixed, need, T);
+            for (const auto& [d, n] : stages.rows) need[d.types] += n * d.w;
+            bool priced = fits(need, have, T);
+            for (std::size_t q = 0; q < Y && priced; ++q) priced = stages.at_prices[q] <= room_at_[q];
+            if (priced) return std::max(*it, from);
         }
         return std::numeric_limits<double>::infinity();
+    }
+    /// What stages [i, P) need at thresholds_[j]: their demands, equal ones merged, each with its
+    /// replicas (D per stage), and what those weigh at each of the solve's price vectors beyond
+    /// Hall's (their cheapest types; fits_at_prices); `all` false where one of them has no option
+    /// within it. Built for every i on a threshold's first use (a solve reads few of them) and
+    /// kept until patterns(): pooled_straggler read them stage by stage at every node (random
+    /// pool 191: a fifth of its time, most of it pricing the same rows again).
+    struct suffix_column {
+        bool all = false;
+        std::span<const std::pair<demand, long>> rows;
+        const std::int64_t* at_prices = nullptr;
+    };
+    template <class SP>
+    [[nodiscard]] suffix_column suffix_demand(const SP& sp, std::size_t j, std::size_t i) const {
+        const auto P = static_cast<std::size_t>(sp.P);
+        const std::size_t T = sp.cells->types.size(), Y = no_prices() ? 0 : price_memo_.last().size();
+        if (column_at_[j] == unbuilt) {
+            column_at_[j] = column_span_.size();
+            column_span_.resize(column_span_.size() + P + 1, {unbuilt, 0, 0});
+            column_span_.back() = {column_rows_.size(), 0, column_prices_.size()};  // no stages: nothing
+            column_prices_.resize(column_prices_.size() + Y, 0);
+            merged_.clear();
+            for (std::size_t k = P; k-- > 0;) {
+                const demand d = allowed(k, thresholds_[j], 0);
+                if (d.types == 0) break;
+                auto same = std::find_if(merged_.begin(), merged_.end(), [&](const auto& r) { return r.first.tp == d.tp; });
+                if (same == merged_.end()) merged_.push_back({d, long(sp.D)});
+                else same->second += sp.D;
+                const std::size_t at = column_prices_.size();
+                column_span_[column_at_[j] + k] = {column_rows_.size(), merged_.size(), at};
+                column_rows_.insert(column_rows_.end(), merged_.begin(), merged_.end());
+                column_prices_.resize(at + Y);
+                for (std::size_t q = 0; q < Y; ++q)
+                    column_prices_[at + q] = column_prices_[at - Y + q] + cheapest_at(price_memo_.last()[q], d.tp, T) * sp.D;
+            }
+        }
+        const column_span& c = column_span_[column_at_[j] + i];
+        if (c.first == unbuilt) return {};
+        return {true, std::span<const std::pair<demand, long>>(column_rows_.data() + c.first, c.count), column_prices_.data() + c.prices};
+    }
+
+    /// pooled_straggler of the stages after i below the child whose stage i takes pattern p (its
+    /// GPUs and open extras added to the node's), from where the child takes it (its straggler
+    /// so far `from`).
+    template <class SP>
+    double child_pooled(const SP& sp, int i, const cell_counts& used, const stage_pattern& p, double from) {
+        const std::size_t C = sp.cells->cells.size();
+        cell_counts next = used;
+        for (std::size_t c = 0; c < C; ++c) next[c] = static_cast<std::uint16_t>(next[c] + p.gpus[c]);
+        if (p.open.extras > 0) open_.push_back(p.open);
+        const double v = pooled_straggler(sp, i + 1, next, std::max(from, bound_->suffix.strag[static_cast<std::size_t>(i) + 1]));
+        if (p.open.extras > 0) open_.pop_back();
+        return v;
     }
 
     /// The same floor for the plans below a node (stage i next) where some boundary k >= i-1
@@ -982,7 +1065,7 @@ private:
         kids.clear();
         const std::size_t pending = open_.size();
         // The slowest of the stages left is at least what the GPUs left allow.
-        double pooled = pooled_straggler(sp, i, nd.used, std::max(nd.lo.strag, bound_->suffix.strag[at]));
+        double pooled = nd.pooled >= 0 ? nd.pooled : pooled_straggler(sp, i, nd.used, std::max(nd.lo.strag, bound_->suffix.strag[at]));
         if (pooled == std::numeric_limits<double>::infinity()) return;
         const double pooled_all = pooled;
         // Either the stages left keep the previous stage's zone groups (and their GPUs), or
@@ -1132,7 +1215,22 @@ private:
                     continue;
                 }
             }
-            kids.push_back({o.value(complete_terms(f, per_replica_, money_, false)), k});
+            // The child's own first test, taken here (from where the child takes it: the same
+            // answer, handed down): the stages after it over the GPUs and open extras it leaves,
+            // pooled. A prefix that took the fast GPUs the last stages need (random pool 75,
+            // P = 12: two nodes in three below stage 8 died so, each after its memo, flow and
+            // zone tests) is dropped before those.
+            const double pooled_below = child_pool_ ? child_pooled(sp, i, nd.used, p, g.lo.strag) : -1;
+            if (pooled_below > lo.strag) {
+                suffix_terms lo_c = lo, f_c = f;
+                lo_c.strag = pooled_below;
+                f_c.strag = std::max(f.strag, pooled_below);
+                if (misses(o, lo_c, f_c)) {
+                    ++child_dropped_;
+                    continue;
+                }
+            }
+            kids.push_back({o.value(complete_terms(f, per_replica_, money_, false)), k, pooled_below});
         }
         if (last) return;
         std::sort(kids.begin(), kids.end(), [](const child& a, const child& b) { return a.value < b.value || (a.value == b.value && a.k < b.k); });
@@ -1150,6 +1248,7 @@ private:
             next.open_lo = g.own_lo;
             next.extra_floor = extra;
             next.prev = ch.k;
+            next.pooled = ch.pooled;
             for (std::size_t c = 0; c < C; ++c) next.used[c] = static_cast<std::uint16_t>(nd.used[c] + p.gpus[c]);
             // The open extras still fit (unchanged unless this stage opens more or takes from
             // their cells).
@@ -1317,8 +1416,8 @@ private:
     stage_dp<Time> dp_;
     flat_memo<memo_key, seen, bytes_hash<memo_key>> memo_{};
     const instance_bound* bound_ = nullptr;
-    bool money_ = false, stopped_ = false, exhausted_ = false, found_ = false, always_ = false, rest_lp_ = true, one_change_ = true, shares_ = true;
-    std::uint64_t one_change_raised_ = 0, kept_dropped_ = 0, shares_raised_ = 0;
+    bool money_ = false, stopped_ = false, exhausted_ = false, found_ = false, always_ = false, rest_lp_ = true, one_change_ = true, shares_ = true, child_pool_ = true;
+    std::uint64_t one_change_raised_ = 0, kept_dropped_ = 0, shares_raised_ = 0, child_dropped_ = 0;
     std::uint64_t effort_end_ = 0;  ///< stats_.states at which the effort runs out
     std::uint64_t per_node_ = 0;    ///< compositions_per_node
     std::size_t recovered_ = 0;     ///< instances the stage DP gave up at its memory limit and the patterns solved
@@ -1337,6 +1436,16 @@ private:
     price_cache price_memo_;
     bool priced_ = false;  ///< price_memo_ holds this solve's prices beyond Hall's (make_prices)
     std::vector<double> thresholds_;  ///< every option's time, sorted, distinct
+    /// suffix_demand's: per threshold, where its stages' spans start (unbuilt: not yet); per
+    /// (threshold, i), its rows in column_rows_ (first unbuilt: some stage has no option).
+    static constexpr std::size_t unbuilt = std::numeric_limits<std::size_t>::max();
+    mutable std::vector<std::size_t> column_at_;
+    struct column_span {
+        std::size_t first, count, prices;  ///< rows [first, first + count), prices at column_prices_[prices]
+    };
+    mutable std::vector<column_span> column_span_;
+    mutable std::vector<std::pair<demand, long>> column_rows_, merged_;
+    mutable std::vector<std::int64_t> column_prices_, room_at_;
     std::vector<double> cross_thresholds_;  ///< and the times beside a crossing (crossing_straggler)
     std::vector<double> spans_;             ///< per stage, the least crossing ring from it on (run_straggler)
     std::vector<double> cross_sums_;        ///< per boundary k, the least the sum gains from a crossing at k or later (crossing_sum)
