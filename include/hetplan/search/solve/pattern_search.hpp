@@ -740,20 +740,8 @@ private:
         // (the answer is then at least `from`, and exactly it if that one fits).
         auto it = std::upper_bound(thresholds_.begin(), thresholds_.end(), from);
         if (it != thresholds_.begin()) --it;
-        // At each price vector beyond Hall's, the GPUs left less what the open extras take.
         const std::size_t Y = no_prices() ? 0 : price_memo_.last().size();
-        room_at_.resize(Y);
-        for (std::size_t q = 0; q < Y; ++q) {
-            const price_vector& y = price_memo_.last()[q];
-            std::int64_t room = 0;
-            for (std::size_t t = 0; t < T; ++t) room += y[t] * left[t];
-            for (const auto& [row, n] : extras) {
-                const std::int64_t cheapest = cheapest_at(y, row, T);
-                if (cheapest == std::numeric_limits<std::int64_t>::max()) return std::numeric_limits<double>::infinity();  // an extra no type serves
-                room -= cheapest * n;
-            }
-            room_at_[q] = room;
-        }
+        if (!room_at_prices(left, extras, T)) return std::numeric_limits<double>::infinity();
         for (; it != thresholds_.end(); ++it) {
             const auto stages = suffix_demand(sp, static_cast<std::size_t>(it - thresholds_.begin()), static_cast<std::size_t>(i));
             if (!stages.all) continue;
@@ -764,6 +752,24 @@ private:
             if (priced) return std::max(*it, from);
         }
         return std::numeric_limits<double>::infinity();
+    }
+    /// At each price vector beyond Hall's, the GPUs left less what the open extras take
+    /// (room_at_); false where an extra no type serves.
+    bool room_at_prices(const std::array<long, max_types>& left, const need_rows& extras, std::size_t T) const {
+        const std::size_t Y = no_prices() ? 0 : price_memo_.last().size();
+        room_at_.resize(Y);
+        for (std::size_t q = 0; q < Y; ++q) {
+            const price_vector& y = price_memo_.last()[q];
+            std::int64_t room = 0;
+            for (std::size_t t = 0; t < T; ++t) room += y[t] * left[t];
+            for (const auto& [row, n] : extras) {
+                const std::int64_t cheapest = cheapest_at(y, row, T);
+                if (cheapest == std::numeric_limits<std::int64_t>::max()) return false;
+                room -= cheapest * n;
+            }
+            room_at_[q] = room;
+        }
+        return true;
     }
     /// What stages [i, P) need at thresholds_[j]: their demands, equal ones merged, each with its
     /// replicas (D per stage), and what those weigh at each of the solve's price vectors beyond
@@ -835,11 +841,13 @@ private:
         const std::size_t T = sp.cells->types.size();
         per_types have, fixed, all, need;
         std::array<long, max_types> left;
-        need_rows extras, rows;
+        need_rows extras;
         left_and_open(sp, used, ~0u, have, fixed, left, extras);
         auto it = std::upper_bound(cross_thresholds_.begin(), cross_thresholds_.end(), from);
         if (it != cross_thresholds_.begin()) --it;
         double best = until;
+        const std::size_t Y = no_prices() ? 0 : price_memo_.last().size();
+        if (!room_at_prices(left, extras, T)) return best;
         for (; it != cross_thresholds_.end(); ++it) {
             const double theta = std::max(*it, from);
             if (theta >= best) break;
@@ -851,6 +859,10 @@ private:
                 all[demand_[k].types] += long(sp.D) * demand_[k].w;
             }
             if (!any) continue;
+            // The stages' sums at the prices (the threshold's column: no option lies between
+            // the last threshold not above theta and theta); a boundary swaps the two beside it.
+            const std::int64_t* at_prices =
+                Y == 0 ? nullptr : suffix_demand(sp, static_cast<std::size_t>(std::upper_bound(thresholds_.begin(), thresholds_.end(), theta) - thresholds_.begin()) - 1, first).at_prices;
             for (std::size_t k = before ? first - 1 : first; k + 1 < P; ++k) {
                 if (!(b.cross_fwd[k] < std::numeric_limits<double>::infinity())) continue;
                 copy(all, need, T);
@@ -864,11 +876,14 @@ private:
                 };
                 if (k + 1 != first && !limit(k, b.cross_fwd[k] - b.stages[k].p2p_out)) continue;
                 if (!limit(k + 1, b.cross_bwd[k] - b.stages[k + 1].p2p_in) || !fits(need, have, T)) continue;
-                if (!no_prices()) {
-                    rows.assign(extras);
-                    for (std::size_t s = first; s < P; ++s) rows.add(s == k || s == k + 1 ? beside[s - k] : demand_[s], sp.D);
-                    if (!priced_fits(rows, left)) continue;
+                bool priced = true;
+                for (std::size_t q = 0; q < Y && priced; ++q) {
+                    const price_vector& y = price_memo_.last()[q];
+                    std::int64_t need_at = at_prices[q];
+                    for (std::size_t s = std::max(k, first); s <= k + 1; ++s) need_at += (cheapest_at(y, beside[s - k].tp, T) - cheapest_at(y, demand_[s].tp, T)) * sp.D;
+                    priced = need_at <= room_at_[q];
                 }
+                if (!priced) continue;
                 if (k + 1 != first) return theta;
                 // Stage i-1 sends across at its own time plus the transfer, which need not be a
                 // threshold: a later threshold may still come first.
