@@ -203,6 +203,41 @@ TEST_CASE("Sailor planner: the LP floor of the stages left at each node, on and 
     }
 }
 
+TEST_CASE("Sailor planner: each child's pooled straggler tested at its parent, and at the child (random pools; issue 15)") {
+    // The default planner against the same planner whose pattern search takes the pooled
+    // straggler of the stages below a child only once it visits the child
+    // (pattern_search::child_pool(false)): the same plans where both finish. Pools of
+    // bench::random_pool: 152 (412,000 nodes against 959,000), 42, and 75 (P = 12 over 280
+    // GPUs: the search stops at the 10 s deadline, printed, having found a better plan with the
+    // test). Run with --benchmark-samples 3.
+    const auto planner = sailor_planner<>();
+    const auto at_child = planner.with_solver(search::pattern_search<>(planner.models().time).child_pool(false));
+    for (std::uint64_t seed : {152, 42, 75}) {
+        const auto in = bench::random_pool(seed);
+        plan_result on, off;
+        auto request = [] {  // a deadline 10 s from each run's start
+            plan_request<max_throughput> rq;
+            rq.stop = stop_condition::after(std::chrono::seconds(10));
+            return rq;
+        };
+        BENCHMARK("pool " + std::to_string(seed) + ": at the parent (default)") {
+            auto p = planner;
+            on = p.plan(in.as_problem(), request());
+            return on.plans.size();
+        };
+        BENCHMARK("pool " + std::to_string(seed) + ": at the child") {
+            auto p = at_child;
+            off = p.plan(in.as_problem(), request());
+            return off.plans.size();
+        };
+        if (on.best() && off.best())
+            std::printf("pool %llu: %.6f s/iteration (%s, %zu nodes) against %.6f (%s, %zu nodes)\n", static_cast<unsigned long long>(seed),
+                        on.best()->iteration().value, on.stopped ? "stopped" : "complete", on.stats.counter("dp states"), off.best()->iteration().value,
+                        off.stopped ? "stopped" : "complete", off.stats.counter("dp states"));
+        if (!on.stopped && !off.stopped && on.best() && off.best()) CHECK(on.best()->value == off.best()->value);
+    }
+}
+
 TEST_CASE("Sailor planner: solves over the real zones queued under their floors, and at once (random pools; issue 15)") {
     // The default planner (sailor_options::queue_real_zones) against one that solves each
     // mispriced instance over the real zones as soon as its merged solve ends: the same plans.
