@@ -13,8 +13,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <limits>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "hetplan/fixtures/example.hpp"
@@ -170,72 +172,58 @@ TEST_CASE("Sailor planner: stage patterns vs the stage DP as the solver, same pl
     };
 }
 
-TEST_CASE("Sailor planner: the LP floor of the stages left at each node, on and off (random pools; issue 15)") {
-    // The default planner against the same planner whose pattern search floors the stages left
-    // by their own floors only (pattern_search::rest_lp(false)): the same plans where both
-    // finish. Pools of bench::random_pool: 109 and 163 (three types, two regions) and 42 (P = 14
-    // over 208 GPUs, whose proof the LP floor makes possible; without it the search stops at
-    // the 10 s deadline, printed). Run with --benchmark-samples 3.
+/// The default planner against `other` on bench::random_pool seeds, each run under a deadline
+/// 10 s from its start: the same plans where both finish; each pool's plans, whether each run
+/// finished and its nodes are printed.
+template <class Other>
+void against_default(const Other& other, std::initializer_list<std::uint64_t> seeds, const std::string& on, const std::string& off) {
     const auto planner = sailor_planner<>();
-    const auto without = planner.with_solver(search::pattern_search<>(planner.models().time).rest_lp(false));
-    for (std::uint64_t seed : {109, 163, 42}) {
+    for (std::uint64_t seed : seeds) {
         const auto in = bench::random_pool(seed);
-        plan_result on, off;
-        auto request = [] {  // a deadline 10 s from each run's start
+        plan_result a, b;
+        auto request = [] {
             plan_request<max_throughput> rq;
             rq.stop = stop_condition::after(std::chrono::seconds(10));
             return rq;
         };
-        BENCHMARK("pool " + std::to_string(seed) + ": LP floor of the stages left (default)") {
+        BENCHMARK("pool " + std::to_string(seed) + ": " + on + " (default)") {
             auto p = planner;
-            on = p.plan(in.as_problem(), request());
-            return on.plans.size();
+            a = p.plan(in.as_problem(), request());
+            return a.plans.size();
         };
-        BENCHMARK("pool " + std::to_string(seed) + ": stages' own floors") {
-            auto p = without;
-            off = p.plan(in.as_problem(), request());
-            return off.plans.size();
+        BENCHMARK("pool " + std::to_string(seed) + ": " + off) {
+            auto p = other;
+            b = p.plan(in.as_problem(), request());
+            return b.plans.size();
         };
-        if (on.best() && off.best())
-            std::printf("pool %llu: %.6f s/iteration (%s) against %.6f (%s)\n", static_cast<unsigned long long>(seed), on.best()->iteration().value,
-                        on.stopped ? "stopped" : "complete", off.best()->iteration().value, off.stopped ? "stopped" : "complete");
-        if (!on.stopped && !off.stopped && on.best() && off.best()) CHECK(on.best()->value == off.best()->value);
+        if (a.best() && b.best())
+            std::printf("pool %llu: %.6f s/iteration (%s, %zu nodes) against %.6f (%s, %zu nodes)\n", static_cast<unsigned long long>(seed),
+                        a.best()->iteration().value, a.stopped ? "stopped" : "complete", a.stats.counter("dp states"), b.best()->iteration().value,
+                        b.stopped ? "stopped" : "complete", b.stats.counter("dp states"));
+        if (!a.stopped && !b.stopped && a.best() && b.best()) CHECK(a.best()->value == b.best()->value);
     }
+}
+
+TEST_CASE("Sailor planner: the LP floor of the stages left at each node, on and off (random pools; issue 15)") {
+    // The default planner against the same planner whose pattern search floors the stages left
+    // by their own floors only (pattern_search::rest_lp(false)). Pools 109 and 163 (three
+    // types, two regions) and 42 (P = 14 over 208 GPUs, whose proof the LP floor makes
+    // possible; without it the search stops at the 10 s deadline). Run with
+    // --benchmark-samples 3.
+    const auto planner = sailor_planner<>();
+    against_default(planner.with_solver(search::pattern_search<>(planner.models().time).rest_lp(false)), {109, 163, 42}, "LP floor of the stages left",
+                    "stages' own floors");
 }
 
 TEST_CASE("Sailor planner: each child's pooled straggler tested at its parent, and at the child (random pools; issue 15)") {
     // The default planner against the same planner whose pattern search takes the pooled
     // straggler of the stages below a child only once it visits the child
-    // (pattern_search::child_pool(false)): the same plans where both finish. Pools of
-    // bench::random_pool: 152 (412,000 nodes against 959,000), 42, and 75 (P = 12 over 280
-    // GPUs: the search stops at the 10 s deadline, printed, having found a better plan with the
-    // test). Run with --benchmark-samples 3.
+    // (pattern_search::child_pool(false)). Pools 152 (412,000 nodes against 939,000), 42, and
+    // 75 (P = 12 over 280 GPUs: both stop at the deadline; the test finds the better plan).
+    // Run with --benchmark-samples 3.
     const auto planner = sailor_planner<>();
-    const auto at_child = planner.with_solver(search::pattern_search<>(planner.models().time).child_pool(false));
-    for (std::uint64_t seed : {152, 42, 75}) {
-        const auto in = bench::random_pool(seed);
-        plan_result on, off;
-        auto request = [] {  // a deadline 10 s from each run's start
-            plan_request<max_throughput> rq;
-            rq.stop = stop_condition::after(std::chrono::seconds(10));
-            return rq;
-        };
-        BENCHMARK("pool " + std::to_string(seed) + ": at the parent (default)") {
-            auto p = planner;
-            on = p.plan(in.as_problem(), request());
-            return on.plans.size();
-        };
-        BENCHMARK("pool " + std::to_string(seed) + ": at the child") {
-            auto p = at_child;
-            off = p.plan(in.as_problem(), request());
-            return off.plans.size();
-        };
-        if (on.best() && off.best())
-            std::printf("pool %llu: %.6f s/iteration (%s, %zu nodes) against %.6f (%s, %zu nodes)\n", static_cast<unsigned long long>(seed),
-                        on.best()->iteration().value, on.stopped ? "stopped" : "complete", on.stats.counter("dp states"), off.best()->iteration().value,
-                        off.stopped ? "stopped" : "complete", off.stats.counter("dp states"));
-        if (!on.stopped && !off.stopped && on.best() && off.best()) CHECK(on.best()->value == off.best()->value);
-    }
+    against_default(planner.with_solver(search::pattern_search<>(planner.models().time).child_pool(false)), {152, 42, 75}, "at the parent",
+                    "at the child");
 }
 
 TEST_CASE("Sailor planner: solves over the real zones queued under their floors, and at once (random pools; issue 15)") {

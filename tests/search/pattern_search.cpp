@@ -362,15 +362,15 @@ TEST_CASE("pattern search: the LP floor of the stages left at each node keeps ev
 /// cut-off with a floor and without it (floor_on_off<Off>: a floor above a leaf under the
 /// cut-off would lose that leaf), both objectives, zones merged and apart. `count(solver)`
 /// reads the counters of the floor's effect after each plan. Returns the instances compared and
-/// those with a solution.
+/// those with a solution. `far` false: the random pools as they are; seeds 1 to `seeds`.
 template <class Off, class Count>
-std::pair<std::size_t, std::size_t> far_apart_on_off(const Count& count) {
+std::pair<std::size_t, std::size_t> far_apart_on_off(const Count& count, bool far = true, unsigned seeds = 16) {
     std::size_t compared = 0, solutions = 0;
-    for (unsigned seed = 1; seed <= 16; ++seed) {
+    for (unsigned seed = 1; seed <= seeds; ++seed) {
         CAPTURE(seed);
         pool_world w(seed, 3, seed % 2);
-        if (w.hw.zones.size() < 2) continue;
-        far_apart(w);
+        if (far && w.hw.zones.size() < 2) continue;
+        if (far) far_apart(w);
         const problem pb = w.pb();
         sailor_options opt;
         opt.space.max_pipeline_degree = 6;
@@ -413,24 +413,10 @@ TEST_CASE("pattern search: the pooled straggler below each child, taken before t
     // Random pools (zones merged and apart) and the far-apart ones, both objectives, pipelines of
     // up to six stages: a child whose GPUs leave the stages after it too slow a pool is dropped
     // at its parent.
-    std::size_t compared = 0, solutions = 0;
     std::uint64_t dropped = 0;
-    for (unsigned seed = 1; seed <= 8; ++seed) {
-        CAPTURE(seed);
-        const pool_world w(seed, 3, seed % 2);
-        const problem pb = w.pb();
-        sailor_options opt;
-        opt.space.max_pipeline_degree = 6;
-        auto run = [&](auto p) {
-            (void)p.plan(pb, plan_request<max_throughput>{});
-            (void)p.plan(pb, plan_request<min_cost>{});
-            compared += p.solver().compared, solutions += p.solver().solutions;
-            dropped += p.solver().on.children_pooled_out();
-        };
-        run(sailor_planner<>(opt).with_solver(floor_on_off<without_child_pool>()).with_zones(keep_zones{}));
-        run(sailor_planner<>(opt).with_solver(floor_on_off<without_child_pool>()));
-    }
-    const auto [far, far_solutions] = far_apart_on_off<without_child_pool>([&](const pattern_search<>& s) { dropped += s.children_pooled_out(); });
+    auto count = [&](const pattern_search<>& s) { dropped += s.children_pooled_out(); };
+    const auto [compared, solutions] = far_apart_on_off<without_child_pool>(count, false, 8);
+    const auto [far, far_solutions] = far_apart_on_off<without_child_pool>(count);
     MESSAGE((compared + far) << " instances compared, " << (solutions + far_solutions) << " with a solution; " << dropped << " children dropped at their parent");
     CHECK(solutions + far_solutions > 100);
     CHECK(dropped > 0);
