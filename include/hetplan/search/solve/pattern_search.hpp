@@ -1421,9 +1421,9 @@ private:
             s->v[s->n < s->v.size() ? s->n++ : s->v.size() - 1] = mine;  // keep the newest when full
             return false;
         }
-        // A quarter of the memory limit (a table at most half full); beyond it nodes are not
-        // remembered, which costs time, never a plan.
-        if (memo_.size() * sizeof(std::pair<memo_key, seen>) * 8 < memory_limit()) memo_.insert(key, seen{{mine}, 1});
+        // A quarter of the memory limit; beyond it nodes are not remembered, which costs time,
+        // never a plan.
+        if (memo_.size() * decltype(memo_)::entry_bytes * 4 < memory_limit()) memo_.insert(key, seen{{mine}, 1});
         return false;
     }
 
