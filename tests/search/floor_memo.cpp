@@ -80,7 +80,7 @@ TEST_CASE("seconds_memo: a hit is the value priced for that key, on every collis
 }
 
 namespace {
-// Fifteen hash values for a thousand keys: most probes pass slots that hold other keys with the
+// Fifteen hash values for thousands of keys: most probes pass slots that hold other keys with the
 // same hash.
 struct crowded_hash {
     std::size_t operator()(std::uint64_t k) const { return std::size_t((k % 3) << 32 | (k % 5)); }
@@ -92,17 +92,21 @@ TEST_CASE("flat_memo: a key finds its own value through equal hashes, growth and
     std::map<std::uint64_t, std::uint64_t> want;
     test::xorshift gen(7);
     for (int round = 0; round < 4; ++round) {
-        for (int n = 0; n < 300; ++n) {
-            const std::uint64_t k = gen.next() % 1000;
+        const std::uint64_t* first = nullptr;  // a value's address holds until clear()
+        std::uint64_t first_key = 0;
+        for (int n = 0; n < 300 + 1000 * round; ++n) {
+            const std::uint64_t k = gen.next() % std::uint64_t(1000 + 1500 * round);  // later rounds: entries over several blocks
             if (std::uint64_t* v = memo.find(k)) {
                 REQUIRE(want.count(k) == 1);
                 CHECK(*v == want[k]);
             } else {
                 REQUIRE(want.count(k) == 0);
                 want[k] = k * 31 + std::uint64_t(round);
-                memo.insert(k, want[k]);
+                const std::uint64_t* added = memo.insert(k, want[k]);
+                if (first == nullptr) first = added, first_key = k;
             }
         }
+        CHECK(memo.find(first_key) == first);
         CHECK(memo.size() == want.size());
         for (const auto& [k, v] : want) {
             const std::uint64_t* got = memo.find(k);

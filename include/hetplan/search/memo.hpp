@@ -4,8 +4,9 @@
 //   find(key) -> Value* (null when absent)    insert(key, value) -> Value*    clear()    size()
 // flat_memo is open addressing with linear probing over an array of small slots that point into
 // the entries; clear() is O(1) (a generation counter) and keeps the capacity, so a warm table
-// allocates nothing: what the stage DP's hot loop needs. node_memo wraps std::unordered_map (one allocation per entry), the
-// straightforward version the benchmark compares it with.
+// allocates nothing: what the stage DP's hot loop needs. A value's address holds until clear().
+// node_memo wraps std::unordered_map (one allocation per entry), the straightforward version
+// the benchmark compares it with.
 #include <bit>
 #include <concepts>
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace hetplan::search {
@@ -51,7 +53,15 @@ struct bytes_hash {
 
 template <class K, class V, class Hash = std::hash<K>>
 class flat_memo {
+    struct slot {
+        std::uint32_t gen = 0, tag = 0, at = 0;
+    };
+    using entry = std::pair<K, V>;
+
 public:
+    /// The most bytes an entry takes: its own and four slots (a grown table is a quarter full).
+    static constexpr std::size_t entry_bytes = sizeof(entry) + 4 * sizeof(slot);
+
     flat_memo() : flat_memo(1024) {}
     explicit flat_memo(std::size_t capacity) { rebuild(std::bit_ceil(std::max<std::size_t>(capacity, 16))); }
 
@@ -61,47 +71,45 @@ public:
         for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
             const slot& s = slots_[i];
             if (s.gen != gen_) return nullptr;
-            if (s.tag == tag && entries_[s.at].first == k) return &entries_[s.at].second;
+            if (s.tag == tag) {
+                entry& e = at(s.at);
+                if (e.first == k) return &e.second;
+            }
         }
     }
-    /// Inserts (k, v); the key must be absent. Pointers find() and insert() returned before
-    /// may not survive it.
+    /// Inserts (k, v); the key must be absent.
     V* insert(const K& k, const V& v) {
-        if (2 * (entries_.size() + 1) > slots_.size()) grow();
-        const std::size_t h = hash_(k);
-        place(h, entries_.size());
-        entries_.emplace_back(k, v);
-        return &entries_.back().second;
+        if (2 * (size_ + 1) > slots_.size()) grow();
+        if (size_ == blocks_.size() * block) blocks_.emplace_back(block);
+        place(hash_(k), size_);
+        entry& e = at(size_++);
+        e = {k, v};
+        return &e.second;
     }
     void clear() {
-        entries_.clear();
+        size_ = 0;
         if (++gen_ == 0) {  // wrapped: every old slot could look current again
             for (auto& s : slots_) s.gen = 0;
             gen_ = 1;
         }
     }
-    [[nodiscard]] std::size_t size() const { return entries_.size(); }
+    [[nodiscard]] std::size_t size() const { return size_; }
     [[nodiscard]] std::size_t capacity() const { return slots_.size(); }
+
 private:
     // The table holds 12-byte slots (generation, 32 bits of the hash, where the entry is); the
-    // entries lie apart, in insertion order. A probe reads slots only and compares a key where
-    // the hash bits agree, growth re-slots the entries without moving them, and the entries'
-    // array is full where a table of whole entries stood at most half full (the pattern
-    // search's 350-byte entries: its growth and page faults were a tenth of random pool 135).
-    struct slot {
-        std::uint32_t gen = 0, tag = 0, at = 0;
-    };
-
-public:
-    /// The most bytes an entry takes: its own and four slots (a grown table is a quarter full).
-    static constexpr std::size_t entry_bytes = sizeof(std::pair<K, V>) + 4 * sizeof(slot);
-
-private:
+    // entries lie apart, in insertion order, in blocks that never move. A probe reads slots only
+    // and compares a key where the hash bits agree; growth re-slots the entries without copying
+    // them, and the entries take the memory of the entries there are, where a table of whole
+    // entries stood at most half full (the pattern search's 350-byte entries: their growth and
+    // page faults were a tenth of random pool 135, its copies a twentieth of pool 152).
+    static constexpr std::size_t block_shift = 10, block = std::size_t{1} << block_shift;
+    [[nodiscard]] entry& at(std::size_t q) { return blocks_[q >> block_shift][q & (block - 1)]; }
     [[nodiscard]] static std::uint32_t tag_of(std::size_t h) { return static_cast<std::uint32_t>(std::uint64_t(h) >> 32) ^ static_cast<std::uint32_t>(h); }
-    void place(std::size_t h, std::size_t at) {
+    void place(std::size_t h, std::size_t q) {
         std::size_t i = h & mask_;
         while (slots_[i].gen == gen_) i = (i + 1) & mask_;
-        slots_[i] = {gen_, tag_of(h), static_cast<std::uint32_t>(at)};
+        slots_[i] = {gen_, tag_of(h), static_cast<std::uint32_t>(q)};
     }
     void rebuild(std::size_t cap) {
         slots_.assign(cap, slot{});
@@ -110,11 +118,11 @@ private:
     }
     void grow() {
         rebuild(slots_.size() * 2);
-        for (std::size_t q = 0; q < entries_.size(); ++q) place(hash_(entries_[q].first), q);
+        for (std::size_t q = 0; q < size_; ++q) place(hash_(at(q).first), q);
     }
     std::vector<slot> slots_;
-    std::vector<std::pair<K, V>> entries_;
-    std::size_t mask_ = 0;
+    std::vector<std::vector<entry>> blocks_;  // `block` entries each, kept by clear()
+    std::size_t mask_ = 0, size_ = 0;
     std::uint32_t gen_ = 1;
     [[no_unique_address]] Hash hash_{};
 };
