@@ -70,7 +70,8 @@ struct sailor_options {
     std::size_t unconstrained_keep = 16;
     /// Bytes one stage DP instance may take; larger ones are given up, with a note. Where the
     /// pattern search only tried the DP first (search::pattern_search::counts_are_few), an eighth,
-    /// and the patterns then solve the instance (no note).
+    /// and the patterns then solve the instance (no note). The pattern search's memo takes up to
+    /// this much too; past it, nodes are not remembered (slower, the same plans).
     std::size_t dp_memory = std::size_t{128} << 20;
     /// Search nodes one solve gets in the first round of the best-first scan: an instance that
     /// needs more offers its best so far and is solved again later with eight times more, up
