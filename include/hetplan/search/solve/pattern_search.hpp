@@ -268,6 +268,17 @@ private:
         double value = 0;
         std::array<double, max_types> price{};
     };
+    /// rest_floor's memo: the stage and the GPUs left of each type, and its answer.
+    struct rest_key {
+        std::uint32_t from = 0;
+        std::array<std::int32_t, max_types> left{};
+        friend bool operator==(const rest_key&, const rest_key&) = default;
+    };
+    static_assert(std::has_unique_object_representations_v<rest_key>, "rest key must have no padding");
+    struct rest_answer {
+        bool served = false;
+        priced_rest rest;
+    };
     /// A stage's least all-reduce, update and USD/s over its patterns.
     struct stage_least {
         double sync = 0, update = 0, rate = 0;
@@ -320,6 +331,7 @@ private:
                                                                                                             : stats_.compositions + priced;
         found_ = false;
         memo_.clear();
+        rest_memo_.clear();
         bound_ = &sp.bound;
         price_.begin(sp, money_);
         const auto P = static_cast<std::size_t>(sp.P);
@@ -508,7 +520,9 @@ private:
     /// these). The instance's LP floors the sum only as a whole; a prefix that took the GPUs
     /// the stages left wanted is only seen here (random pool 42, P = 14, D = 8: 775,000 nodes
     /// without it, 23,000 with it). Open extras are not counted as taken: a weaker floor, still
-    /// a floor. False when the stages left cannot be served even fractionally.
+    /// a floor. False when the stages left cannot be served even fractionally. It depends on
+    /// the stage and the GPUs left of each type only, which many prefixes share: kept per solve
+    /// (rest_memo_).
     template <class SP>
     bool rest_floor(const SP& sp, std::size_t from, const cell_counts& used, priced_rest& rest) {
         const auto P = static_cast<std::size_t>(sp.P);
@@ -517,6 +531,21 @@ private:
         if (from >= P) return true;
         std::array<long, max_types> left{};
         for (std::size_t c = 0; c < C; ++c) left[sp.cells->cells[c].type] += cap_[c] - used[c];
+        rest_key key;
+        key.from = static_cast<std::uint32_t>(from);
+        for (std::size_t t = 0; t < max_types; ++t) key.left[t] = static_cast<std::int32_t>(left[t]);
+        if (const rest_answer* a = rest_memo_.find(key)) {
+            rest = a->rest;
+            return a->served;
+        }
+        const bool served = solve_rest(sp, from, left, rest);
+        if (rest_memo_.size() * decltype(rest_memo_)::entry_bytes * 8 < memory_limit()) rest_memo_.insert(key, {served, rest});
+        return served;
+    }
+    /// rest_floor's LP over the GPUs left of each type.
+    template <class SP>
+    bool solve_rest(const SP& sp, std::size_t from, const std::array<long, max_types>& left, priced_rest& rest) {
+        const auto P = static_cast<std::size_t>(sp.P);
         // Variables: each class's options, cost and GPUs scaled by its stages in [from, P).
         auto& count = lp_count_;
         count.assign(P, 0);
@@ -1432,6 +1461,7 @@ private:
     stage_pricer<Time> price_;
     stage_dp<Time> dp_;
     flat_memo<memo_key, seen, bytes_hash<memo_key>> memo_{};
+    flat_memo<rest_key, rest_answer, bytes_hash<rest_key>> rest_memo_{};
     const instance_bound* bound_ = nullptr;
     bool money_ = false, stopped_ = false, exhausted_ = false, found_ = false, always_ = false, rest_lp_ = true, one_change_ = true, shares_ = true, child_pool_ = true;
     std::uint64_t one_change_raised_ = 0, kept_dropped_ = 0, shares_raised_ = 0, child_dropped_ = 0;
