@@ -344,8 +344,8 @@ private:
 
     /// How much of the instance floors an every-level floor takes: the stages' own floors; and
     /// the LP of the stage-time sum and the update floor; and the zone floors (zone_floor,
-    /// zone_packing_floor: on random pool 128, three zones, a quarter of its time went to the
-    /// zone floors of every-level instances, most of them bounded out by the LP's floor alone).
+    /// zone_packing_floor: on random pool 128, three zones, 18 % of its time went to the zone
+    /// floors of every-level instances, half of which the LP's floor alone bounds out).
     enum class level_depth : std::uint8_t { own, pooled, zoned };
 
     /// The objective floor of the instance at (P, mbs, D) with every TP degree the pruners keep.

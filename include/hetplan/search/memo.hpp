@@ -77,7 +77,8 @@ public:
             }
         }
     }
-    /// Inserts (k, v); the key must be absent.
+    /// Inserts (k, v); the key must be absent (and the table hold fewer than 2^32 entries: the
+    /// memory limits of its users keep them far below).
     V* insert(const K& k, const V& v) {
         if (2 * (size_ + 1) > slots_.size()) grow();
         if (size_ == blocks_.size() * block) blocks_.emplace_back(block);
