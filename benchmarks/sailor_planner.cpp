@@ -226,6 +226,24 @@ TEST_CASE("Sailor planner: each child's pooled straggler tested at its parent, a
                     "at the child");
 }
 
+TEST_CASE("Sailor planner: rest_floor's LP kept per solve, and solved at every node (random pools; issue 15)") {
+    // The default planner against one whose pattern search solves the LP of the stages left at
+    // every node that asks (pattern_search::rest_memo(false)): the same nodes and plans. Run
+    // with --benchmark-samples 3.
+    const auto planner = sailor_planner<>();
+    against_default(planner.with_solver(search::pattern_search<>(planner.models().time).rest_memo(false)), {152, 42}, "kept per solve",
+                    "solved at every node");
+}
+
+TEST_CASE("Sailor planner: the memo of nodes up to the whole memory limit, and up to a quarter (random pools; issue 15)") {
+    // The default planner against one whose pattern search remembers nodes up to a quarter of
+    // sailor_options::dp_memory (pattern_search::memo_share(4), the share before 2026-12-07).
+    // Pool 54's proof needs ~200,000 entries (a quarter holds ~84,000: it stopped at 10 s, where
+    // the whole limit finishes in ~7 s); pool 75 stops either way. Run with --benchmark-samples 3.
+    const auto planner = sailor_planner<>();
+    against_default(planner.with_solver(search::pattern_search<>(planner.models().time).memo_share(4)), {54, 75}, "whole limit", "a quarter");
+}
+
 TEST_CASE("Sailor planner: solves over the real zones queued under their floors, and at once (random pools; issue 15)") {
     // The default planner (sailor_options::queue_real_zones) against one that solves each
     // mispriced instance over the real zones as soon as its merged solve ends: the same plans.

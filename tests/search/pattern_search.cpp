@@ -205,6 +205,9 @@ struct without_shares {
 struct without_child_pool {
     void operator()(pattern_search<>& s) const { s.child_pool(false); }
 };
+struct without_rest_memo {
+    void operator()(pattern_search<>& s) const { s.rest_memo(false); }
+};
 
 /// A solver that solves every instance three ways with no cut-off: the pattern search whose stage
 /// DP (for the instances counts_are_few hands it) has almost no memory, the patterns alone, and
@@ -420,6 +423,16 @@ TEST_CASE("pattern search: the pooled straggler below each child, taken before t
     MESSAGE((compared + far) << " instances compared, " << (solutions + far_solutions) << " with a solution; " << dropped << " children dropped at their parent");
     CHECK(solutions + far_solutions > 100);
     CHECK(dropped > 0);
+}
+
+TEST_CASE("pattern search: rest_floor's answers kept per solve are the LP's at every node (issue 15)") {
+    // Keyed by the stage and the GPUs left of each type: a key that missed something the LP
+    // reads would hand a node another node's floor.
+    std::uint64_t hits = 0;
+    const auto [compared, solutions] = far_apart_on_off<without_rest_memo>([&](const pattern_search<>& s) { hits += s.rest_memo_hits(); }, false, 8);
+    MESSAGE(compared << " instances compared, " << solutions << " with a solution; " << hits << " floors read from the memo");
+    CHECK(solutions > 50);
+    CHECK(hits > 0);
 }
 
 TEST_CASE("pattern search: where its stage DP runs out of memory, the patterns solve the instance (issue 15)") {

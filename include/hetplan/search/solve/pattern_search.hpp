@@ -118,6 +118,20 @@ public:
     }
     /// Children dropped by child_pool's test, since construction.
     [[nodiscard]] std::uint64_t children_pooled_out() const { return child_dropped_; }
+    /// rest_floor's answers kept per solve by (stage, GPUs left of each type); off: its LP solved
+    /// at every node that asks, the same answers (for tests and benchmarks).
+    pattern_search& rest_memo(bool on = true) {
+        rest_memo_on_ = on;
+        return *this;
+    }
+    /// rest_floor's answers read from that memo, since construction.
+    [[nodiscard]] std::uint64_t rest_memo_hits() const { return rest_hits_; }
+    /// The share of memory_limit() the memo of nodes may take: 1/k (default 1, the whole limit;
+    /// 4 before 2026-12-07). For benchmarks.
+    pattern_search& memo_share(std::size_t k) {
+        memo_share_ = std::max<std::size_t>(k, 1);
+        return *this;
+    }
     /// With an effort of E nodes a solve also runs out after E x `k` patterns priced (0: nodes
     /// only). A node prices the next stage's patterns until their floors miss: a few over
     /// merged cells, thousands over sixteen real zones (a solve of 1,024 nodes: 4 million).
@@ -534,7 +548,9 @@ private:
         rest_key key;
         key.from = static_cast<std::uint32_t>(from);
         for (std::size_t t = 0; t < max_types; ++t) key.left[t] = static_cast<std::int32_t>(left[t]);
+        if (!rest_memo_on_) return solve_rest(sp, from, left, rest);
         if (const rest_answer* a = rest_memo_.find(key)) {
+            ++rest_hits_;
             rest = a->rest;
             return a->served;
         }
@@ -1454,7 +1470,7 @@ private:
         // plan. (A quarter of it, before: random pool 54 stopped at 10 s, its proof 58 s; with
         // the whole limit it finishes in 7 s, ~200,000 entries. Replacing entries once full, the
         // shallower kept, did not: what finishes it is entries held, not which.)
-        if (memo_.size() * decltype(memo_)::entry_bytes < memory_limit()) memo_.insert(key, seen{{mine}, 1});
+        if (memo_.size() * decltype(memo_)::entry_bytes * memo_share_ < memory_limit()) memo_.insert(key, seen{{mine}, 1});
         return false;
     }
 
@@ -1464,7 +1480,9 @@ private:
     flat_memo<rest_key, rest_answer, bytes_hash<rest_key>> rest_memo_{};
     const instance_bound* bound_ = nullptr;
     bool money_ = false, stopped_ = false, exhausted_ = false, found_ = false, always_ = false, rest_lp_ = true, one_change_ = true, shares_ = true, child_pool_ = true;
-    std::uint64_t one_change_raised_ = 0, kept_dropped_ = 0, shares_raised_ = 0, child_dropped_ = 0;
+    std::uint64_t one_change_raised_ = 0, kept_dropped_ = 0, shares_raised_ = 0, child_dropped_ = 0, rest_hits_ = 0;
+    bool rest_memo_on_ = true;
+    std::size_t memo_share_ = 1;  ///< memo_share
     std::uint64_t effort_end_ = 0;  ///< stats_.states at which the effort runs out
     std::uint64_t per_node_ = 0;    ///< compositions_per_node
     std::size_t recovered_ = 0;     ///< instances the stage DP gave up at its memory limit and the patterns solved
