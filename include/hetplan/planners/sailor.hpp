@@ -251,8 +251,7 @@ private:
     /// over the space, and the first instances solved are the promising ones, so the cut-off is
     /// tight early (a 2,048-GPU pool has ~8,000 (P, mbs, D) and 256 TP levels each). Floors are
     /// first taken without the LP of the stage-time sum and tightened with it when they reach
-    /// the front (lazily, as A* does), since most never do, then with the zone floors once they
-    /// reach it again (level_depth). A solve gets a node budget
+    /// the front (lazily, as A* does), since most never do. A solve gets a node budget
     /// (effort_for): an instance that runs out offers its best so far and goes back in the queue
     /// a round later with eight times the budget (up to 2^24), and its TP level alone, so one
     /// deep pipeline over a tight pool (P = 18 over 360 GPUs: minutes to prove) does not hold up
@@ -269,8 +268,8 @@ private:
             const auto family = static_cast<std::uint32_t>(families_.size());
             families_.push_back({f, std::move(times)});
             for (int D : search::data_parallel_degrees(pb.job.global_batch / f.mbs, most_replicas(run, d, f.P)))
-                if (const double floor = kept_level_floor(run, d, family, D, level_depth::own); floor < std::numeric_limits<double>::infinity())
-                    heap.push_back({floor, static_cast<std::uint32_t>(heap.size()), family, D, level_depth::own, 0, all_levels});
+                if (const double floor = kept_level_floor(run, d, family, D, false); floor < std::numeric_limits<double>::infinity())
+                    heap.push_back({floor, static_cast<std::uint32_t>(heap.size()), family, D, false, 0, all_levels});
         }
         // A min-heap on (round, floor, order of enumeration, level, kind).
         auto later = [](const floored_degree& a, const floored_degree& b) {
@@ -297,9 +296,9 @@ private:
                 if (run.stopping()) return prove(c.floor);
                 continue;
             }
-            if (c.depth != level_depth::zoned) {
-                c.depth = c.depth == level_depth::own ? level_depth::pooled : level_depth::zoned;
-                c.floor = kept_level_floor(run, d, c.family, c.D, c.depth);
+            if (!c.tight) {
+                c.floor = kept_level_floor(run, d, c.family, c.D, true);
+                c.tight = true;
                 if (c.floor < std::numeric_limits<double>::infinity()) heap.push_back(c), std::push_heap(heap.begin(), heap.end(), later);
                 continue;
             }
@@ -342,43 +341,38 @@ private:
         return budget;
     }
 
-    /// How much of the instance floors an every-level floor takes: the stages' own floors; and
-    /// the LP of the stage-time sum and the update floor; and the zone floors (zone_floor,
-    /// zone_packing_floor: on random pool 128, three zones, 18 % of its time went to the zone
-    /// floors of every-level instances, half of which the LP's floor alone bounds out).
-    enum class level_depth : std::uint8_t { own, pooled, zoned };
-
-    /// The objective floor of the instance at (P, mbs, D) with every TP degree the pruners keep.
+    /// The objective floor of the instance at (P, mbs, D) with every TP degree the pruners keep
+    /// (with or without the LP of the stage-time sum).
     template <class Run>
     double every_level_floor(Run& run, const search::sailor_domain& d, const search::sailor_family& f, const search::stage_timings& times,
-                             int D, level_depth depth) {
+                             int D, bool pooled_sum) {
         if constexpr (std::is_same_v<Bound, search::no_bound>) {
             return 0.0;
         } else {
-            return search::value_floor(run.objective(), every_level_terms(run, d, f, times, D, depth));
+            return search::value_floor(run.objective(), every_level_terms(run, d, f, times, D, pooled_sum));
         }
     }
     /// Its terms (time, USD, ...), which do not depend on the objective or its limits.
     template <class Run>
     objective_terms every_level_terms(Run& run, const search::sailor_domain& d, const search::sailor_family& f, const search::stage_timings& times,
-                                      int D, level_depth depth) {
+                                      int D, bool pooled_sum) {
         static const search::tp_level every{};
         boost::hana::tuple<> quiet;  // a bound's own probe: the hooks hear the real instances
         search::build_stage_problem(every_sp_, run.pb(), d.cells, f.partition, f.mbs, D, times, pruners_, every, memory_, quiet);
-        search::make_instance_bound(every_sp_.bound, every_sp_, solver_.time_model(), depth != level_depth::own, depth == level_depth::zoned);
+        search::make_instance_bound(every_sp_.bound, every_sp_, solver_.time_model(), pooled_sum);
         return search::with_slack(bound_.floor(run.pb(), every_sp_));
     }
-    /// The same, kept for the rest of the plan() call by (family, D, depth): a search with
+    /// The same, kept for the rest of the plan() call by (family, D, pooled_sum): a search with
     /// limits first runs without them (unconstrained_plans) over the same families, and building
     /// these floors was a third of each run (2-zone OPT-350, min cost at >= 0.2 it/s).
     template <class Run>
-    double kept_level_floor(Run& run, const search::sailor_domain& d, std::uint32_t family, int D, level_depth depth) {
+    double kept_level_floor(Run& run, const search::sailor_domain& d, std::uint32_t family, int D, bool pooled_sum) {
         if constexpr (std::is_same_v<Bound, search::no_bound>) {
             return 0.0;
         } else {
-            const std::uint64_t key = std::uint64_t{family} << 34 | std::uint64_t(unsigned(D)) << 2 | std::uint64_t(depth);
+            const std::uint64_t key = std::uint64_t{family} << 33 | std::uint64_t(unsigned(D)) << 1 | std::uint64_t{pooled_sum};
             auto [it, fresh] = level_terms_.try_emplace(key);
-            if (fresh) it->second = every_level_terms(run, d, families_[family].family, families_[family].times, D, depth);
+            if (fresh) it->second = every_level_terms(run, d, families_[family].family, families_[family].times, D, pooled_sum);
             return search::value_floor(run.objective(), it->second);
         }
     }
@@ -416,7 +410,7 @@ private:
             const auto cut = run.cutoff();
             if (!cut) return false;
             double& floor = level_floor_[static_cast<std::size_t>(D)];
-            if (std::isnan(floor)) floor = every_level_floor(run, d, f, times, D, level_depth::zoned);
+            if (std::isnan(floor)) floor = every_level_floor(run, d, f, times, D, true);
             return floor > *cut;
         }
     }
@@ -741,7 +735,7 @@ private:
         double floor;
         std::uint32_t seq, family;
         int D;
-        level_depth depth;       ///< of its floor
+        bool tight;              ///< with the LP floor of the stage-time sum
         std::uint8_t round = 0;  ///< how often its solve ran out of effort (effort_for)
         std::uint32_t level = all_levels;  ///< the TP level left to solve again, or all of them
         bool real = false;       ///< the level's solve over the real zones (solve_over_real_zones), not the level's own

@@ -944,10 +944,9 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
 
 /// Fills `b` for an instance `sp` (a stage_problem), reusing its buffers; `tm` is the time model
 /// the stage DP prices with. `pooled_sum`: also the LP floor of the sum of stage times (a
-/// simplex per instance), the update floor and, with `zones`, zone_floor and
-/// zone_packing_floor; a search that only ranks candidates can leave them out.
+/// simplex per instance) and zone_floor; a search that only ranks candidates can leave them out.
 template <class SP, class Time>
-void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool pooled_sum = true, bool zones = true) {
+void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool pooled_sum = true) {
     constexpr double inf = std::numeric_limits<double>::infinity();
     b.lp_sum = 0;
     const auto& cells = sp.cells->cells;
@@ -1126,7 +1125,6 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
         const auto u = std::partition_point(steps.begin(), steps.end(), [&](double v) { return !steps_within(v); });
         if (u != steps.end()) b.prefix.update[P] = std::max(b.prefix.update[P], *u);
     }
-    if (!zones) return;
     // The least threshold at which parts of the pool serve every stage, each part whole
     // replicas of every stage (at least one) and together D: zone_floor's groups when no
     // pipeline crosses between them (infinity: never). Monotone in the threshold.
