@@ -545,10 +545,10 @@ private:
         if (from >= P) return true;
         std::array<long, max_types> left{};
         for (std::size_t c = 0; c < C; ++c) left[sp.cells->cells[c].type] += cap_[c] - used[c];
+        if (!rest_memo_on_) return solve_rest(sp, from, left, rest);
         rest_key key;
         key.from = static_cast<std::uint32_t>(from);
         for (std::size_t t = 0; t < max_types; ++t) key.left[t] = static_cast<std::int32_t>(left[t]);
-        if (!rest_memo_on_) return solve_rest(sp, from, left, rest);
         if (const rest_answer* a = rest_memo_.find(key)) {
             ++rest_hits_;
             rest = a->rest;
