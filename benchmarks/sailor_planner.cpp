@@ -295,6 +295,45 @@ TEST_CASE("Sailor planner: solves over the real zones with their patterns priced
     CHECK(capped.best()->value == uncapped.best()->value);
 }
 
+TEST_CASE("Instance floors of every TP level: extreme prices kept by their ties, and for the last ties only (4 types over 4 zones; issue 15)") {
+    // 16 GPUs of each of 4 types in each of 4 zones over 2 regions (bench::mixed_pool): Sailor's
+    // 256 TP levels at P = 6 and 8, mbs 2, D = 12-16, each level's instance built and floored as
+    // plan_best_first does. Each level has its own ties, which come back at the next (P, mbs, D):
+    // a cache of the last ties alone (price_cache(0), the cache before stop 68) grows the prices
+    // at every level.
+    const auto in = bench::mixed_pool(4, 16, 8, 1024);
+    const problem pb = in.as_problem();
+    const search::sailor_domain d = search::make_sailor_domain(pb, search::h6_merge_zones{}, search::h1_tp_within_node{});
+    const search::prune::all pruners{search::h2_memory_fit<>{}, search::h5_one_region{}};
+    pruners.begin(pb);
+    const sailor_time_model tm;
+    const auto levels = search::pinned_tp{}.levels(d.tps);
+    boost::hana::tuple<> hooks;
+    auto floors = [&](std::size_t most_vectors) {
+        search::stage_problem<std::remove_const_t<decltype(pruners)>> sp;
+        sp.bound.prices = search::price_cache(most_vectors);
+        double sum = 0;
+        for (int P : {6, 8}) {
+            const auto part = search::even_partition(pb.model.num_layers(), P);
+            const auto times = search::time_stages(pb, d.cells, part, 2, d.tps, tm, {}, schedule_kind::one_f_one_b);
+            for (int D = 12; D <= 16; ++D)
+                for (const search::tp_level& level : levels) {
+                    search::build_stage_problem(sp, pb, d.cells, part, 2, D, times, pruners, level, {}, hooks);
+                    search::make_instance_bound(sp.bound, sp, tm, false);
+                    if (sp.bound.feasible()) sum += sp.bound.iteration(sp.per_replica);
+                }
+        }
+        return sum;
+    };
+    double kept = 0, last = 0;
+    BENCHMARK("kept by their ties (default)") { return kept = floors(std::size_t{1} << 17); };
+    BENCHMARK("the last ties only") { return last = floors(0); };
+    std::printf("%zu TP levels x 10 (P, D), their floors summed: %.9g s\n", levels.size(), kept);
+    CHECK(levels.size() == 256);
+    CHECK(kept > 0);
+    CHECK(kept == last);
+}
+
 TEST_CASE("Sailor planner: the stage DP hands over at an eighth of its memory limit, and at the whole limit (4 types over 4 zones; issue 15)") {
     // The same pool: its merged cells (8 of 16 GPUs) make counts_are_few hand instances of D = 7
     // to the stage DP first, whose states pass its memory limit before it gives up. The default

@@ -267,3 +267,41 @@ TEST_CASE("extreme prices: TP ratios of 32 among four types reach the cap, the c
     CHECK(replicas_memo{}(rows, pool, 4, cut) == 14);
     CHECK(replicas_memo{}(rows, pool, 4, uncut) == 13);
 }
+
+TEST_CASE("price cache: each ties' prices kept, the same as grown afresh, until the vectors kept pass the bound") {
+    // Ties asked in turn, as a scan over TP levels asks them: each answer equals extreme_prices
+    // grown for those ties alone, and asking again finds it kept (no new entry).
+    std::vector<price_ties> asked;
+    for (int a : {1, 2, 4})
+        for (int b : {1, 2, 8}) {
+            price_ties t;
+            t.tie(0, a, 1, b);
+            t.tie(1, b, 2, 2);
+            asked.push_back(t);
+        }
+    asked.push_back(every_tie(16));
+    price_cache cache;
+    for (int round = 0; round < 2; ++round)
+        for (std::size_t k = 0; k < asked.size(); ++k)
+            for (bool hall : {true, false}) {
+                std::vector<price_vector> fresh;
+                extreme_prices(asked[k], 4, hall, fresh);
+                CHECK(cache(asked[k], 4, hall) == fresh);
+                CHECK(cache.last() == fresh);
+                CHECK(cache.complete());
+            }
+    std::vector<price_ties> distinct = asked;
+    std::sort(distinct.begin(), distinct.end(), [](const price_ties& x, const price_ties& y) { return x.diff < y.diff; });
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    CHECK(cache.size() == 2 * distinct.size());  // with and without Hall's, kept from the first round
+    // A bound of 2,000 vectors: every_tie(16)'s 2,711 pass it, so the next new ties start afresh.
+    price_cache small(2000);
+    (void)small(asked[0], 4, true);
+    (void)small(every_tie(16), 4, true);
+    CHECK(small.size() == 2);
+    (void)small(asked[1], 4, true);
+    CHECK(small.size() == 1);
+    std::vector<price_vector> fresh;
+    extreme_prices(asked[1], 4, true, fresh);
+    CHECK(small.last() == fresh);
+}
