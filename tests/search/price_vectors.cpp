@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -304,4 +305,30 @@ TEST_CASE("price cache: each ties' prices kept, the same as grown afresh, until 
     std::vector<price_vector> fresh;
     extreme_prices(asked[1], 4, true, fresh);
     CHECK(small.last() == fresh);
+}
+
+TEST_CASE("price cache: a copy answers from its own entries, a move keeps them") {
+    // instance_bound holds a price_cache and is copied (a cache that pointed into the original's
+    // entries would read freed memory once the original is gone; the sanitizer build checks).
+    price_ties t;
+    t.tie(0, 1, 1, 4);
+    std::vector<price_vector> fresh;
+    extreme_prices(t, 3, true, fresh);
+    std::optional<price_cache> original(std::in_place);
+    (void)(*original)(every_tie(8), 4, true);
+    (void)(*original)(t, 3, true);
+    price_cache copy = *original;
+    price_cache assigned;
+    assigned = *original;
+    CHECK(copy.last().data() != original->last().data());  // its own entries
+    CHECK(assigned.last().data() != original->last().data());
+    original.reset();
+    CHECK(copy.last() == fresh);
+    CHECK(copy.complete());
+    CHECK(copy.size() == 2);
+    CHECK(assigned.last() == fresh);
+    price_cache moved = std::move(copy);
+    CHECK(moved.last() == fresh);
+    CHECK(moved(t, 3, true) == fresh);
+    CHECK(moved.size() == 2);
 }

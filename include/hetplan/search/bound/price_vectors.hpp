@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "hetplan/search/cells.hpp"
@@ -130,6 +131,26 @@ inline void extreme_prices(const price_ties& ties, std::size_t T, bool hall, std
 class price_cache {
 public:
     explicit price_cache(std::size_t most_vectors = std::size_t{1} << 17) : most_(most_vectors) {}
+    // A copy points at its own entries (instance_bound, which holds one, is copied); a move
+    // keeps the entries where they are (flat_memo's blocks never move).
+    price_cache(const price_cache& o) : kept_(o.kept_), now_key_(o.now_key_), most_(o.most_), vectors_(o.vectors_) {
+        if (o.now_ != nullptr) now_ = kept_.find(now_key_);
+    }
+    price_cache(price_cache&& o) noexcept
+        : kept_(std::move(o.kept_)), now_(std::exchange(o.now_, nullptr)), now_key_(o.now_key_), most_(o.most_), vectors_(std::exchange(o.vectors_, 0)) {}
+    price_cache& operator=(const price_cache& o) {
+        if (this != &o) *this = price_cache(o);
+        return *this;
+    }
+    price_cache& operator=(price_cache&& o) noexcept {
+        if (this != &o) {
+            kept_ = std::move(o.kept_);
+            now_ = std::exchange(o.now_, nullptr);
+            now_key_ = o.now_key_, most_ = o.most_, vectors_ = std::exchange(o.vectors_, 0);
+        }
+        return *this;
+    }
+    ~price_cache() = default;
 
     [[nodiscard]] const std::vector<price_vector>& operator()(const price_ties& ties, std::size_t T, bool hall) {
         const key k{ties, static_cast<std::uint32_t>(T), hall ? 1u : 0u};
