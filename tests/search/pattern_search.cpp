@@ -132,6 +132,88 @@ struct effort_solver {
     }
 };
 
+/// A solver that solves every instance without a limit and then in rounds of growing effort,
+/// twice: each round continuing the last one's suspension (pattern_search::suspend/resume), and
+/// each round afresh. Both end with the unlimited solve's value; the continued rounds take fewer
+/// nodes in all. The later rounds get a lower cut-off where the optimum allows (a run's cut-off
+/// only falls); a suspension offered under a higher cut-off than its own, or to another
+/// instance, is not taken up, and the answer stays the same.
+struct resume_solver {
+    resume_solver() : ps(sailor_time_model{}), fresh(sailor_time_model{}) {
+        ps.always_patterns();
+        fresh.always_patterns();
+    }
+    pattern_search<> ps, fresh;
+    std::size_t chains = 0, rounds = 0, refused = 0;
+    std::uint64_t nodes_continued = 0, nodes_afresh = 0;
+    std::optional<pattern_search<>::suspension> other;  ///< the last instance's, offered to the next
+    static constexpr const char* name() { return "pattern search in rounds, continued and afresh"; }
+    [[nodiscard]] const auto& time_model() const { return ps.time_model(); }
+    template <class Pr>
+    void prepare(stage_problem<Pr>& sp) const {
+        ps.prepare(sp);
+    }
+    template <class Pr, class O>
+    std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits&) {
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        const auto full = ps.solve(pb, sp, o, {});
+        REQUIRE_FALSE(ps.exhausted());
+        const bool has = bool(full);
+        const double want = has ? o.value(full->terms) : inf;
+        const double low = has ? want * (1 + 1e-3) : inf;  // the later rounds' cut-off
+        // Another instance's suspension is offered first: the solve starts afresh.
+        const std::uint64_t taken = ps.resumed();
+        if (other) {
+            ps.resume(std::move(other));
+            other.reset();
+            const auto again = ps.solve(pb, sp, o, {});
+            REQUIRE(bool(again) == has);
+            if (again) CHECK(o.value(again->terms) == doctest::Approx(want).epsilon(1e-12));
+        }
+        std::optional<dp_solution> got;
+        std::uint64_t effort = 1;
+        bool tried = false;
+        for (int round = 0;; ++round, effort *= 4) {
+            const double cut = round < 2 ? inf : low;
+            const std::uint64_t a = ps.stats().states;
+            got = ps.solve(pb, sp, o, {cut, nullptr, effort});
+            nodes_continued += ps.stats().states - a;
+            ++rounds;
+            if (!ps.exhausted()) break;
+            auto s = ps.suspend();
+            REQUIRE(s);
+            CHECK_FALSE(ps.suspend());  // taken once
+            if (cut < inf && !tried) {
+                tried = true;
+                // Offered under a higher cut-off than its own (low): refused.
+                const std::uint64_t before = ps.resumed();
+                ps.resume(std::move(s));
+                (void)ps.solve(pb, sp, o, {inf, nullptr, 1});
+                refused += ps.resumed() == before;
+                CHECK(ps.resumed() == before);
+                s = ps.suspend();
+                if (!s) break;  // that one-node solve finished the instance
+            }
+            ps.resume(std::move(s));
+        }
+        if (ps.resumed() > taken) ++chains;
+        REQUIRE(bool(got) == has);
+        if (got) CHECK(o.value(got->terms) == doctest::Approx(want).epsilon(1e-12));
+        effort = 1;  // the same rounds, each afresh
+        for (int round = 0;; ++round, effort *= 4) {
+            const std::uint64_t b = fresh.stats().states;
+            const auto alone = fresh.solve(pb, sp, o, {round < 2 ? inf : low, nullptr, effort});
+            nodes_afresh += fresh.stats().states - b;
+            if (fresh.exhausted()) continue;
+            REQUIRE(bool(alone) == has);
+            break;
+        }
+        // Its last suspension, if any, goes to the next instance.
+        if (auto s = ps.suspend()) other = std::move(s);
+        return ps.solve(pb, sp, o, {});
+    }
+};
+
 /// A solver that solves every instance with and without the LP floor of the stages left at
 /// each node (pattern_search::rest_lp), with no cut-off, checks that both give the same value, and
 /// counts the nodes each takes.
@@ -867,7 +949,29 @@ TEST_CASE("pattern search out of effort: its best so far, never better than the 
     CHECK(capped_sooner > 0);
 }
 
-TEST_CASE("best-first with solves out of effort (solved again, eight times more each round) returns the unlimited search's plans (issue 15)") {
+TEST_CASE("pattern search: rounds that continue the last one's suspension end with the unlimited solve's value, in fewer nodes (issue 15)") {
+    resume_solver total;
+    for (unsigned seed = 1; seed <= 6; ++seed) {
+        CAPTURE(seed);
+        const pool_world w(seed, 3, seed % 2);
+        const problem pb = w.pb();
+        sailor_options opt;
+        opt.space.max_pipeline_degree = 6;
+        auto p = sailor_planner<>(opt).with_solver(resume_solver());
+        (void)p.plan(pb, plan_request<max_throughput>{});
+        const resume_solver& r = p.solver();
+        total.chains += r.chains, total.rounds += r.rounds, total.refused += r.refused;
+        total.nodes_continued += r.nodes_continued, total.nodes_afresh += r.nodes_afresh;
+    }
+    MESSAGE(total.chains << " instances continued over " << total.rounds << " rounds: " << total.nodes_continued << " nodes, against "
+                         << total.nodes_afresh << " afresh; " << total.refused << " suspensions refused for a higher cut-off");
+    CHECK(total.chains > 0);
+    CHECK(total.refused > 0);
+    CHECK(total.nodes_continued < total.nodes_afresh);
+}
+
+TEST_CASE("best-first with solves out of effort (solved again, eight times more each round, continued or afresh) returns the unlimited search's plans (issue 15)") {
+    std::size_t resumed = 0;
     for (unsigned seed = 1; seed <= 8; ++seed) {
         CAPTURE(seed);
         const pool_world w(seed, 3, seed % 2);
@@ -878,6 +982,13 @@ TEST_CASE("best-first with solves out of effort (solved again, eight times more 
         plan_request<> top;
         top.top = 5;  // a deferred instance's best so far is withdrawn when superseded: the same list
         const auto a = sailor_planner<>(tiny).plan(pb, top), b = sailor_planner<>(none).plan(pb, top), c = sailor_planner<>().plan(pb, top);
+        sailor_options afresh = tiny;  // each round begun again, not continued from the last one's suspension
+        afresh.suspended_memory = 0;
+        const auto d = sailor_planner<>(afresh).plan(pb, top);
+        resumed += a.stats.counter("of them resumed");
+        CHECK(d.stats.counter("of them resumed") == 0);
+        REQUIRE(d.plans.size() == a.plans.size());
+        for (std::size_t k = 0; k < a.plans.size(); ++k) CHECK(d.plans[k].value == doctest::Approx(a.plans[k].value).epsilon(1e-12));
         REQUIRE(bool(a.best()) == bool(b.best()));
         REQUIRE(bool(c.best()) == bool(b.best()));
         if (!b.best()) continue;
@@ -888,4 +999,6 @@ TEST_CASE("best-first with solves out of effort (solved again, eight times more 
         REQUIRE(a.plans.size() == b.plans.size());
         for (std::size_t k = 0; k < a.plans.size(); ++k) CHECK(a.plans[k].value == doctest::Approx(b.plans[k].value).epsilon(1e-12));
     }
+    MESSAGE(resumed << " deferred solves continued from their last round");
+    CHECK(resumed > 0);
 }

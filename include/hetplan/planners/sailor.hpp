@@ -80,6 +80,12 @@ struct sailor_options {
     /// set the cut-off, and the deferred ones return under their own level's floor (2^15 spent
     /// tens of ms on each instance before a good cut-off existed; see docs/reproduction.md).
     std::uint64_t effort = std::uint64_t{1} << 6;
+    /// Bytes kept, all together, of the deferred solves' suspensions (a solver's memo of the
+    /// nodes it searched to the end and its best so far: search::pattern_search::suspend), so
+    /// that an instance's next round continues its last instead of starting again; past it a
+    /// deferred instance starts again (slower, the same plans). 0: every round starts afresh
+    /// (the way before 2026-12-07).
+    std::size_t suspended_memory = std::size_t{64} << 20;
     /// Search nodes of the solve over the real zones that an instance gets once when H6 merged
     /// the zones and the simulator prices the instance's solution above the solver's own price
     /// (sailor_planner::solve_over_real_zones); 0: never. A few times the first round's budget:
@@ -468,6 +474,13 @@ private:
             }
         }
         solver_.prepare(sp_);
+        if constexpr (suspends) {
+            if (auto it = suspended_.find(memo->first); it != suspended_.end()) {
+                suspended_bytes_ -= it->second.bytes();
+                if (again) solver_.resume(std::move(it->second));
+                suspended_.erase(it);
+            }
+        }
         const search::bounded_outcome out = search::bounded_solve(run, sp_, bound_, solver_, [&](const auto& sol) -> std::optional<double> {
             if (!is_finite(sol.iteration)) return ++unlinked_, std::nullopt;  // every placement needs a missing link
             auto layouts = search::zone_layouts(sp_, sol.stages);
@@ -487,6 +500,7 @@ private:
             if (v && copy) offered_ = std::move(copy);
             return v;
         }, effort);
+        if constexpr (suspends) solver_.resume(std::nullopt);  // where the bound dropped it unsolved
         // Of the best so far and the longer solve's answer the list keeps the better (by the
         // simulator's price; the solver ranks by its own), and remembers which.
         bool newer_kept = true;
@@ -495,6 +509,15 @@ private:
             partial_.insert_or_assign(memo->first, offered_ && newer_kept ? std::move(*offered_) : std::move(*before));
         memo->second = out.value;
         deferred_ = out.exhausted;
+        if constexpr (suspends) {
+            if (auto s = solver_.suspend()) {
+                ++suspensions_;
+                if (suspended_bytes_ + s->bytes() <= opt_.suspended_memory) {
+                    suspended_bytes_ += s->bytes();
+                    suspended_.insert_or_assign(memo->first, std::move(*s));
+                }
+            }
+        }
         auto level_floor = [&] { return search::value_floor(run.objective(), search::with_slack(bound_.floor(pb, sp_))); };
         if (deferred_) deferred_floor_ = level_floor();
         if (mispriced_ && opt_.real_zones_effort > 0 && !run.stopping() && d.cells.cells.size() < real_cells(pb).cells.cells.size() &&
@@ -712,6 +735,19 @@ private:
     std::optional<hetplan::plan> offered_;  ///< the plan the last step offered and the run kept (with an effort)
     std::map<std::vector<std::uint16_t>, hetplan::plan> partial_;  ///< deferred instances' best so far, in the list until superseded
     std::map<std::vector<std::uint16_t>, std::optional<double>> seen_;  ///< instances solved (P, mbs, D, TPs): levels that resolve alike
+    static constexpr bool suspends = requires(Solver& s) { s.suspend(); };
+    template <class S>
+    struct suspensions_of {
+        using type = std::map<std::vector<std::uint16_t>, typename S::suspension>;
+    };
+    template <class S>
+        requires(!requires(S& s) { s.suspend(); })
+    struct suspensions_of<S> {
+        using type = std::map<std::vector<std::uint16_t>, int>;
+    };
+    typename suspensions_of<Solver>::type suspended_;  ///< deferred instances' suspended solves (seen_'s keys), this search
+    std::size_t suspended_bytes_ = 0;
+    std::size_t suspensions_ = 0;  ///< deferred solves that left a suspension, this search
     std::vector<std::uint16_t> sig_;  ///< scratch: an instance's key in seen_
     std::vector<std::pair<hetplan::plan, layout_alternative>> alternatives_;  ///< note_alternative's, this plan() call
     bool mispriced_ = false;  ///< the last step's solution: the simulator's price above the solver's
@@ -776,6 +812,10 @@ plan_result sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, Typing>::pl
     const search::dp_stats before = solver_stats();
     seen_.clear();
     partial_.clear();
+    suspended_.clear();
+    suspended_bytes_ = suspensions_ = 0;
+    std::uint64_t resumed_before = 0;
+    if constexpr (suspends) solver_.resume(std::nullopt), resumed_before = solver_.resumed();
     alternatives_.clear();
     real_.reset();
     real_solved_.clear();
@@ -812,6 +852,10 @@ plan_result sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, Typing>::pl
                             {"compositions", after.compositions - before.compositions},
                             {"solves over the real zones", real_solves_},
                             {"of them better than the merged zones' plan", real_better_}};
+    if constexpr (suspends) {
+        run.stats().counters.emplace_back("deferred solves suspended", suspensions_);
+        run.stats().counters.emplace_back("of them resumed", solver_.resumed() - resumed_before);
+    }
     if (run.best() == std::numeric_limits<double>::infinity() && !run.stopping()) explain_no_plan(run, d);
     plan_result out = run.finish(std::string(name()));
     explain_alternative(out);

@@ -96,6 +96,14 @@ public:
     }
     [[nodiscard]] std::size_t size() const { return size_; }
     [[nodiscard]] std::size_t capacity() const { return slots_.size(); }
+    /// f(key, value) for every entry, in the order they were inserted.
+    template <class F>
+    void for_each(F&& f) const {
+        for (std::size_t q = 0; q < size_; ++q) {
+            const entry& e = blocks_[q >> block_shift][q & (block - 1)];
+            f(e.first, e.second);
+        }
+    }
 
 private:
     // The table holds 12-byte slots (generation, 32 bits of the hash, where the entry is); the
