@@ -450,6 +450,16 @@ private:
         const bool fresh = memo == seen_.end();
         if (fresh) memo = seen_.emplace(sig, std::nullopt).first;
         if (!fresh && !again) return {memo->second, run.stopping()};  // solved, or deferred already
+        // Its last round's suspension, where it was deferred (or a step of the same key was,
+        // that the floor below then bounded out: the same instance; dropped if it is again).
+        std::optional<held_suspension> held;
+        if constexpr (suspends) {
+            if (auto it = suspended_.empty() ? suspended_.end() : suspended_.find(memo->first); it != suspended_.end()) {
+                suspended_bytes_ -= it->second.s.bytes();
+                held = std::move(it->second);
+                suspended_.erase(it);
+            }
+        }
         // A deferred instance's best so far and a longer solve's answer are not both listed (the
         // worse is withdrawn), so the ranked list holds one plan per instance, as without a budget.
         std::optional<hetplan::plan> before;
@@ -474,13 +484,8 @@ private:
             }
         }
         solver_.prepare(sp_);
-        if constexpr (suspends) {
-            if (auto it = suspended_.find(memo->first); it != suspended_.end()) {
-                suspended_bytes_ -= it->second.bytes();
-                if (again) solver_.resume(std::move(it->second));
-                suspended_.erase(it);
-            }
-        }
+        if constexpr (suspends)
+            if (held) solver_.resume(std::move(held->s));
         const search::bounded_outcome out = search::bounded_solve(run, sp_, bound_, solver_, [&](const auto& sol) -> std::optional<double> {
             if (!is_finite(sol.iteration)) return ++unlinked_, std::nullopt;  // every placement needs a missing link
             auto layouts = search::zone_layouts(sp_, sol.stages);
@@ -509,17 +514,10 @@ private:
             partial_.insert_or_assign(memo->first, offered_ && newer_kept ? std::move(*offered_) : std::move(*before));
         memo->second = out.value;
         deferred_ = out.exhausted;
-        if constexpr (suspends) {
-            if (auto s = solver_.suspend()) {
-                ++suspensions_;
-                if (suspended_bytes_ + s->bytes() <= opt_.suspended_memory) {
-                    suspended_bytes_ += s->bytes();
-                    suspended_.insert_or_assign(memo->first, std::move(*s));
-                }
-            }
-        }
         auto level_floor = [&] { return search::value_floor(run.objective(), search::with_slack(bound_.floor(pb, sp_))); };
         if (deferred_) deferred_floor_ = level_floor();
+        if constexpr (suspends)
+            if (auto s = solver_.suspend()) keep_suspension(run, memo->first, held_suspension{std::move(*s), deferred_floor_});
         if (mispriced_ && opt_.real_zones_effort > 0 && !run.stopping() && d.cells.cells.size() < real_cells(pb).cells.cells.size() &&
             real_solved_.insert(memo->first).second) {
             // Queued by plan_best_first (the only scan with a queue), or solved now.
@@ -527,6 +525,27 @@ private:
             else solve_over_real_zones(run, f, D, level, merged_value_);
         }
         return {memo->second, run.stopping()};
+    }
+
+    /// Keeps a deferred solve's suspension for its next round, within
+    /// sailor_options::suspended_memory; when that is full, those of instances whose floor the
+    /// cut-off has since passed go first (the cut-off only falls: they are not solved again).
+    template <class Run, class Held>
+    void keep_suspension(Run& run, const std::vector<std::uint16_t>& key, Held held) {
+        ++suspensions_;
+        const std::size_t size = held.s.bytes();
+        const auto cut = run.cutoff();
+        if (suspended_bytes_ + size > opt_.suspended_memory && cut && *cut < swept_at_) {
+            swept_at_ = *cut;  // once per cut-off: a sweep reads every one kept
+            std::erase_if(suspended_, [&](const auto& e) {
+                if (e.second.floor <= *cut) return false;
+                suspended_bytes_ -= e.second.s.bytes();
+                return true;
+            });
+        }
+        if (suspended_bytes_ + size > opt_.suspended_memory) return;
+        suspended_bytes_ += size;
+        suspended_.insert_or_assign(key, std::move(held));
     }
 
     /// The search's domain with every zone its own cell (keep_zones), built once per plan() call.
@@ -738,15 +757,21 @@ private:
     static constexpr bool suspends = requires(Solver& s) { s.suspend(); };
     template <class S>
     struct suspensions_of {
-        using type = std::map<std::vector<std::uint16_t>, typename S::suspension>;
+        struct held {
+            typename S::suspension s;
+            double floor;  ///< its instance's objective floor
+        };
+        using type = std::map<std::vector<std::uint16_t>, held>;
     };
     template <class S>
         requires(!requires(S& s) { s.suspend(); })
     struct suspensions_of<S> {
         using type = std::map<std::vector<std::uint16_t>, int>;
     };
-    typename suspensions_of<Solver>::type suspended_;  ///< deferred instances' suspended solves (seen_'s keys), this search
+    typename suspensions_of<Solver>::type suspended_;
+    using held_suspension = typename decltype(suspended_)::mapped_type;  ///< deferred instances' suspended solves (seen_'s keys), this search
     std::size_t suspended_bytes_ = 0;
+    double swept_at_ = 0;  ///< the cut-off of keep_suspension's last sweep
     std::size_t suspensions_ = 0;  ///< deferred solves that left a suspension, this search
     std::vector<std::uint16_t> sig_;  ///< scratch: an instance's key in seen_
     std::vector<std::pair<hetplan::plan, layout_alternative>> alternatives_;  ///< note_alternative's, this plan() call
@@ -814,6 +839,7 @@ plan_result sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, Typing>::pl
     partial_.clear();
     suspended_.clear();
     suspended_bytes_ = suspensions_ = 0;
+    swept_at_ = std::numeric_limits<double>::infinity();
     std::uint64_t resumed_before = 0;
     if constexpr (suspends) solver_.resume(std::nullopt), resumed_before = solver_.resumed();
     alternatives_.clear();

@@ -188,7 +188,7 @@ public:
         if (!sp.bound.feasible()) return std::nullopt;  // exact: the floors' resource test is necessary
         begin(sp, o, lim);
         patterns(sp);
-        if (from && from->digest_ == digest_ && lim.cutoff <= from->cutoff_) {
+        if (from && lim.cutoff <= from->cutoff_ && from->digest_ == digest(sp)) {
             for (const auto& [k, v] : from->memo_) memo_.insert(k, v);
             for (const auto& [k, v] : from->rest_) rest_memo_.insert(k, v);
             found_ = from->found_;
@@ -199,6 +199,7 @@ public:
         node root;
         dfs(sp, o, 0, root);
         suspendable_ = exhausted_ && !stopped_;
+        if (suspendable_) digest_ = digest(sp);
         if (!found_) return std::nullopt;  // stopped or exhausted too: the best so far is complete
         dp_solution out;
         out.terms = best_t_;
@@ -434,14 +435,16 @@ private:
     }
 
     /// What identifies the instance a suspension belongs to (resume): its shape, objective
-    /// kind, caps and every stage's patterns with their terms (FNV-1a over their bytes).
+    /// kind, caps and every stage's patterns with their terms (their bytes, 8 at a time).
+    /// Taken only where a solve runs out of effort or starts from a suspension.
     template <class SP>
     [[nodiscard]] std::uint64_t digest(const SP& sp) const {
         std::uint64_t h = 14695981039346656037ull;
         auto mix = [&h](const auto& v) {
-            unsigned char bytes[sizeof v];
-            std::memcpy(bytes, &v, sizeof v);
-            for (const unsigned char b : bytes) h = (h ^ b) * 1099511628211ull;
+            constexpr std::size_t words = (sizeof v + 7) / 8;
+            std::uint64_t w[words] = {};
+            std::memcpy(w, &v, sizeof v);
+            for (const std::uint64_t x : w) h = (h ^ x) * 1099511628211ull, h ^= h >> 29;
         };
         mix(sp.P), mix(sp.D), mix(per_replica_), mix(money_), mix(cap_);
         for (int i = 0; i < sp.P; ++i)
@@ -514,7 +517,6 @@ private:
             }
         }
         make_prices();
-        digest_ = digest(sp);
         lp_classes(sp);
         thresholds_.clear();
         for (int i = 0; i < sp.P; ++i)
