@@ -244,6 +244,16 @@ TEST_CASE("Sailor planner: the memo of nodes up to the whole memory limit, and u
     against_default(planner.with_solver(search::pattern_search<>(planner.models().time).memo_share(4)), {54, 75}, "whole limit", "a quarter");
 }
 
+TEST_CASE("Sailor planner: deferred solves continued from their last round's suspension, and begun again (random pools; issue 15)") {
+    // The default planner (sailor_options::suspended_memory, 64 MiB) against one whose deferred
+    // solves start afresh each round (0, the way before 2026-12-07): the same plans. Pools of
+    // three zones over two regions whose level solves run out of effort often (152: 34 % of
+    // their time in solves that ran out; 54: 35 %; 128: 43 %). Run with --benchmark-samples 3.
+    sailor_options afresh;
+    afresh.suspended_memory = 0;
+    against_default(sailor_planner<>(afresh), {152, 54, 128}, "continued", "begun again");
+}
+
 TEST_CASE("Sailor planner: solves over the real zones queued under their floors, and at once (random pools; issue 15)") {
     // The default planner (sailor_options::queue_real_zones) against one that solves each
     // mispriced instance over the real zones as soon as its merged solve ends: the same plans.
