@@ -450,8 +450,8 @@ private:
         const bool fresh = memo == seen_.end();
         if (fresh) memo = seen_.emplace(sig, std::nullopt).first;
         if (!fresh && !again) return {memo->second, run.stopping()};  // solved, or deferred already
-        // Its last round's suspension, where it was deferred (or a step of the same key was,
-        // that the floor below then bounded out: the same instance; dropped if it is again).
+        // Its last round's suspension, where it was deferred (dropped if the floor below bounds
+        // it out now: the cut-off only falls, so it is not solved again).
         std::optional<held_suspension> held;
         if constexpr (suspends) {
             if (auto it = suspended_.empty() ? suspended_.end() : suspended_.find(memo->first); it != suspended_.end()) {
@@ -532,7 +532,6 @@ private:
     /// cut-off has since passed go first (the cut-off only falls: they are not solved again).
     template <class Run, class Held>
     void keep_suspension(Run& run, const std::vector<std::uint16_t>& key, Held held) {
-        ++suspensions_;
         const std::size_t size = held.s.bytes();
         const auto cut = run.cutoff();
         if (suspended_bytes_ + size > opt_.suspended_memory && cut && *cut < swept_at_) {
@@ -544,6 +543,7 @@ private:
             });
         }
         if (suspended_bytes_ + size > opt_.suspended_memory) return;
+        ++suspensions_;
         suspended_bytes_ += size;
         suspended_.insert_or_assign(key, std::move(held));
     }
@@ -772,7 +772,7 @@ private:
     using held_suspension = typename decltype(suspended_)::mapped_type;  ///< deferred instances' suspended solves (seen_'s keys), this search
     std::size_t suspended_bytes_ = 0;
     double swept_at_ = 0;  ///< the cut-off of keep_suspension's last sweep
-    std::size_t suspensions_ = 0;  ///< deferred solves that left a suspension, this search
+    std::size_t suspensions_ = 0;  ///< deferred solves whose suspension was kept, this search
     std::vector<std::uint16_t> sig_;  ///< scratch: an instance's key in seen_
     std::vector<std::pair<hetplan::plan, layout_alternative>> alternatives_;  ///< note_alternative's, this plan() call
     bool mispriced_ = false;  ///< the last step's solution: the simulator's price above the solver's

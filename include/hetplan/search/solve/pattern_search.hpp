@@ -188,11 +188,14 @@ public:
         if (!sp.bound.feasible()) return std::nullopt;  // exact: the floors' resource test is necessary
         begin(sp, o, lim);
         patterns(sp);
-        if (from && lim.cutoff <= from->cutoff_ && from->digest_ == digest(sp)) {
+        // Its best must be one this cut-off admits too: the subtrees it finished dropped what
+        // could not beat that best, which a lower cut-off might have refused (a fresh solve
+        // would then find another). Where it is admitted, the bests before it were worse.
+        if (from && lim.cutoff <= from->cutoff_ && (!from->found_ || from->best_lo_ <= lim.cutoff) && from->digest_ == digest(sp)) {
             for (const auto& [k, v] : from->memo_) memo_.insert(k, v);
             for (const auto& [k, v] : from->rest_) rest_memo_.insert(k, v);
             found_ = from->found_;
-            best_v_ = from->best_v_, best_usd_ = from->best_usd_, best_t_ = from->best_t_;
+            best_v_ = from->best_v_, best_usd_ = from->best_usd_, best_t_ = from->best_t_, best_lo_ = from->best_lo_;
             std::copy(from->best_.begin(), from->best_.end(), best_.begin());
             ++resumed_;
         }
@@ -250,13 +253,13 @@ public:
     /// more: the nodes it searched to the end (the memo of nodes, less those on its path when
     /// it ran out), the LP floors it solved, its best so far and the cut-off it searched under.
     /// Every node left in that memo had its subtree searched under that cut-off and best, so
-    /// a solve under no higher a cut-off that starts from that best skips those subtrees and
-    /// loses nothing; a deferred instance's next round then continues instead of repeating
-    /// the rounds before (random pool 100: 41 % of its level solves' time was in solves that
-    /// ran out and were begun again).
+    /// a solve under no higher a cut-off that still admits that best (its optimistic price)
+    /// and starts from it skips those subtrees and loses nothing; a deferred instance's next
+    /// round then continues instead of repeating the rounds before (random pool 100: 41 % of
+    /// its level solves' time was in solves that ran out and were begun again).
     class suspension;
     /// After a solve that ran out of effort over the patterns (not stopped): its suspension,
-    /// which takes the memos with it; otherwise none.
+    /// with a copy of the memos' entries (the memos keep their tables); otherwise none.
     [[nodiscard]] std::optional<suspension> suspend() {
         if (!suspendable_) return std::nullopt;
         suspendable_ = false;
@@ -269,14 +272,14 @@ public:
         rest_memo_.for_each([&](const rest_key& k, const rest_answer& v) { s->rest_.emplace_back(k, v); });
         s->best_ = best_;
         s->best_t_ = best_t_;
-        s->best_v_ = best_v_, s->best_usd_ = best_usd_, s->cutoff_ = cutoff_;
+        s->best_v_ = best_v_, s->best_usd_ = best_usd_, s->best_lo_ = best_lo_, s->cutoff_ = cutoff_;
         s->found_ = found_;
         s->digest_ = digest_;
         return s;
     }
     /// The next solve starts from `s` where it is the instance `s` was left by (the same
-    /// patterns, caps and microbatches) under a cut-off no higher than `s`'s; otherwise, as
-    /// without it, afresh (the same answers either way). The caller vouches for the objective
+    /// patterns, caps and microbatches) under a cut-off no higher than `s`'s that admits its
+    /// best; otherwise, as without it, afresh (the same answers either way). The caller vouches for the objective
     /// and its limits being those `s` was searched for; none: the next solve starts afresh.
     void resume(std::optional<suspension> s) { armed_ = std::move(s); }
     /// Solves that started from a suspension, since construction.
@@ -395,7 +398,7 @@ public:
         std::vector<std::pair<rest_key, rest_answer>> rest_;
         std::vector<composition> best_;
         objective_terms best_t_;
-        double best_v_ = 0, best_usd_ = 0, cutoff_ = 0;
+        double best_v_ = 0, best_usd_ = 0, best_lo_ = 0, cutoff_ = 0;
         bool found_ = false;
         std::uint64_t digest_ = 0;
     };
@@ -1498,7 +1501,9 @@ private:
         const objective_terms t = complete_terms(f, per_replica_, money_, false);
         const double v = o.value(t), usd = f.rate * t.iteration + f.comm;
         const bool better = !found_ || v < best_v_ || (v == best_v_ && (usd < best_usd_ || (usd == best_usd_ && t.iteration < best_t_.iteration)));
-        if (!keeps(t, v, complete_terms(lo, per_replica_, money_, false)) || !better) return;
+        const objective_terms t_lo = complete_terms(lo, per_replica_, money_, false);
+        if (!keeps(t, v, t_lo) || !better) return;
+        best_lo_ = o.value(t_lo);
         best_usd_ = usd;
         found_ = true;
         best_v_ = v;
@@ -1611,6 +1616,7 @@ private:
     std::uint64_t priced_end_ = 0;  ///< stats_.compositions at which it runs out
     int per_replica_ = 1;
     double cutoff_ = std::numeric_limits<double>::infinity(), best_v_ = 0, best_usd_ = 0;
+    double best_lo_ = 0;  ///< the best's optimistic value (what the cut-off admitted)
     objective_terms best_t_;
     stop_poll poll_{nullptr};
     std::array<int, max_cells> cap_{};
