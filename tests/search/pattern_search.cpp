@@ -950,19 +950,27 @@ TEST_CASE("best-first over (P, mbs, D) finds the exhaustive walk's best, never w
     }
 }
 
-TEST_CASE("pattern search out of effort: its best so far, never better than the optimum; the stage DP: nothing (issue 15)") {
-    std::size_t exhausted = 0, with_best = 0, within = 0, capped_sooner = 0;
+/// Plans random pools 1-6 (pipelines up to `most_P` stages) with a checking solver S, and
+/// hands each plan's solver to `add`.
+template <class S, class F>
+void plan_pools_with(int most_P, F&& add) {
     for (unsigned seed = 1; seed <= 6; ++seed) {
         CAPTURE(seed);
         const pool_world w(seed, 3, seed % 2);
-        const problem pb = w.pb();
         sailor_options opt;
-        opt.space.max_pipeline_degree = 4;
-        auto p = sailor_planner<>(opt).with_solver(effort_solver());
-        (void)p.plan(pb, plan_request<max_throughput>{});
-        exhausted += p.solver().exhausted, with_best += p.solver().with_best_so_far, within += p.solver().within;
-        capped_sooner += p.solver().capped_sooner;
+        opt.space.max_pipeline_degree = most_P;
+        auto p = sailor_planner<>(opt).with_solver(S());
+        (void)p.plan(w.pb(), plan_request<max_throughput>{});
+        add(p.solver());
     }
+}
+
+TEST_CASE("pattern search out of effort: its best so far, never better than the optimum; the stage DP: nothing (issue 15)") {
+    std::size_t exhausted = 0, with_best = 0, within = 0, capped_sooner = 0;
+    plan_pools_with<effort_solver>(4, [&](const effort_solver& s) {
+        exhausted += s.exhausted, with_best += s.with_best_so_far, within += s.within;
+        capped_sooner += s.capped_sooner;
+    });
     MESSAGE(exhausted << " solves out of effort (" << with_best << " with a best so far), " << within << " within it; " << capped_sooner
                       << " more out of it with 2 patterns priced per node");
     CHECK(with_best > 0);
@@ -972,18 +980,10 @@ TEST_CASE("pattern search out of effort: its best so far, never better than the 
 
 TEST_CASE("pattern search: rounds that continue the last one's suspension end with the unlimited solve's value under their cut-off, in fewer nodes (issue 15)") {
     resume_solver total;
-    for (unsigned seed = 1; seed <= 6; ++seed) {
-        CAPTURE(seed);
-        const pool_world w(seed, 3, seed % 2);
-        const problem pb = w.pb();
-        sailor_options opt;
-        opt.space.max_pipeline_degree = 6;
-        auto p = sailor_planner<>(opt).with_solver(resume_solver());
-        (void)p.plan(pb, plan_request<max_throughput>{});
-        const resume_solver& r = p.solver();
+    plan_pools_with<resume_solver>(6, [&](const resume_solver& r) {
         total.chains += r.chains, total.rounds += r.rounds, total.refused += r.refused, total.foreign += r.foreign;
         total.nodes_continued += r.nodes_continued, total.nodes_afresh += r.nodes_afresh;
-    }
+    });
     MESSAGE(total.chains << " instances continued over " << total.rounds << " rounds: " << total.nodes_continued << " nodes, against "
                          << total.nodes_afresh << " afresh; " << total.refused << " suspensions refused for a higher cut-off, "
                          << total.foreign << " offered to another instance");
