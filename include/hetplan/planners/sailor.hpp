@@ -83,8 +83,11 @@ struct sailor_options {
     /// Bytes kept, all together, of the deferred solves' suspensions (a solver's memo of the
     /// nodes it searched to the end and its best so far: search::pattern_search::suspend), so
     /// that an instance's next round continues its last instead of starting again; past it a
-    /// deferred instance starts again (slower, the same plans). 0: every round starts afresh
-    /// (the way before 2026-12-07).
+    /// deferred instance starts again (slower). Either way a finished solve returns the
+    /// instance's exact answer, but continued solves finish in fewer rounds, so the bests so far
+    /// offered on the way, and the cut-offs they set, may come at other times (random pools
+    /// 0-199 and Sailor's scenarios: the same plans). 0: every round starts afresh (the way
+    /// before 2026-12-07).
     std::size_t suspended_memory = std::size_t{64} << 20;
     /// Search nodes of the solve over the real zones that an instance gets once when H6 merged
     /// the zones and the simulator prices the instance's solution above the solver's own price

@@ -279,8 +279,10 @@ public:
     }
     /// The next solve starts from `s` where it is the instance `s` was left by (the same
     /// patterns, caps and microbatches) under a cut-off no higher than `s`'s that admits its
-    /// best; otherwise, as without it, afresh (the same answers either way). The caller vouches for the objective
-    /// and its limits being those `s` was searched for; none: the next solve starts afresh.
+    /// best; otherwise, as without it, afresh. Either way a solve that finishes returns what a
+    /// fresh solve with no effort limit would (continued, it may finish sooner). The caller
+    /// vouches for the objective and its limits being those `s` was searched for; none: the
+    /// next solve starts afresh.
     void resume(std::optional<suspension> s) { armed_ = std::move(s); }
     /// Solves that started from a suspension, since construction.
     [[nodiscard]] std::uint64_t resumed() const { return resumed_; }
