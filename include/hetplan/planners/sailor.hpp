@@ -771,9 +771,9 @@ private:
     struct suspensions_of<S> {
         using type = std::map<std::vector<std::uint16_t>, int>;
     };
-    typename suspensions_of<Solver>::type suspended_;
-    using held_suspension = typename decltype(suspended_)::mapped_type;  ///< deferred instances' suspended solves (seen_'s keys), this search
-    std::size_t suspended_bytes_ = 0;
+    typename suspensions_of<Solver>::type suspended_;  ///< deferred instances' suspended solves (seen_'s keys), this search
+    using held_suspension = typename decltype(suspended_)::mapped_type;
+    std::size_t suspended_bytes_ = 0;  ///< their bytes (suspension::bytes), within sailor_options::suspended_memory
     double swept_at_ = 0;  ///< the cut-off of keep_suspension's last sweep
     std::size_t suspensions_ = 0;  ///< deferred solves whose suspension was kept, this search
     std::vector<std::uint16_t> sig_;  ///< scratch: an instance's key in seen_
