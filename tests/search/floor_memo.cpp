@@ -218,6 +218,59 @@ TEST_CASE("instance floors: memos and menus kept from other instances give what 
                                                      << zone_compared[2] << " packed floors");
 }
 
+TEST_CASE("instance floors with an `enough`: the full floor where it is not enough, else a floor past it") {
+    // make_instance_bound's `enough` (the Sailor planner's cut-off) lets the zone floor stop
+    // raising a crossing's case once it is enough. The floor must then be the full one where
+    // the full one is not enough, and enough (and still at most the full one) where it is.
+    int exact = 0, cut_short = 0;
+    for (unsigned seed = 1, worlds = 0; worlds < 4; ++seed) {
+        CAPTURE(seed);
+        test::random_pool w(seed, 4, 1, 23);
+        if (w.hw.zones.size() < 2) continue;
+        ++worlds;
+        const problem pb = w.pb();
+        const sailor_domain d = make_sailor_domain(pb, h6_merge_zones{}, h1_tp_within_node{});
+        const prune::all pruners{h2_memory_fit<>{}, h5_one_region{}};
+        pruners.begin(pb);
+        const sailor_time_model tm;
+        using instance = stage_problem<prune::all<h2_memory_fit<>, h5_one_region>>;
+        instance full, early;
+        boost::hana::tuple<> hooks;
+        for (int mbs : {1, 2})
+            for (int P = 2; P <= std::min(6, pb.model.num_layers()); ++P) {
+                const auto part = even_partition(pb.model.num_layers(), P);
+                const auto times = time_stages(pb, d.cells, part, mbs, d.tps, tm, {}, schedule_kind::one_f_one_b);
+                for (int D = 1; D <= 8; ++D) {
+                    build_stage_problem(full, pb, d.cells, part, mbs, D, times, pruners, tp_level{}, {}, hooks);
+                    make_instance_bound(full.bound, full, tm);
+                    if (!full.bound.feasible() || full.bound.groups < 2) continue;
+                    const double whole = full.bound.iteration(full.per_replica);
+                    for (double below : {0.0, 0.001, 0.01, 0.05, 0.2}) {
+                        CAPTURE(mbs);
+                        CAPTURE(P);
+                        CAPTURE(D);
+                        CAPTURE(below);
+                        const double at = whole * (1 - below);  // enough: a floor above it
+                        build_stage_problem(early, pb, d.cells, part, mbs, D, times, pruners, tp_level{}, {}, hooks);
+                        make_instance_bound(early.bound, early, tm, true, [at](double iteration) { return iteration > at; });
+                        const double got = early.bound.iteration(early.per_replica);
+                        CHECK(got <= whole);
+                        if (below == 0.0) {
+                            CHECK(got == whole);  // not enough: the full floor
+                            ++exact;
+                        } else {
+                            CHECK(got > at);
+                            cut_short += got < whole ? 1 : 0;
+                        }
+                    }
+                }
+            }
+    }
+    MESSAGE("floors with zone groups: " << exact << " compared at the full floor; " << cut_short << " cut short past an enough below it");
+    CHECK(exact > 20);
+    CHECK(cut_short > 0);  // the early stop happens on these pools
+}
+
 TEST_CASE("Sailor's sync floor over one endpoint per zone equals the floor over every pair") {
     for (bool endpoint_link : {false, true}) {
         CAPTURE(endpoint_link);

@@ -108,6 +108,12 @@ struct sailor_options {
     /// below it by then skips them (random pools 0-199: 1,373 -> 864 solves, the same plans);
     /// off: each runs as soon as its instance is solved (the way before 2026-12-03; benchmarks).
     bool queue_real_zones = true;
+    /// Until a plan sets a cut-off, the best-first scan solves each instance as soon as its
+    /// floor is tightened (a dive) instead of queueing it: the tight floors made after that stop
+    /// their placement searches once above the cut-off. Random pools 0-199: the same plans, 0.95x
+    /// the time (geometric mean; pool 118 0.68x); off: the A* order alone (the way before
+    /// 2026-12-07; benchmarks).
+    bool dive = true;
 };
 
 template <class Sim = simulator<>,
@@ -260,7 +266,8 @@ private:
     /// over the space, and the first instances solved are the promising ones, so the cut-off is
     /// tight early (a 2,048-GPU pool has ~8,000 (P, mbs, D) and 256 TP levels each). Floors are
     /// first taken without the LP of the stage-time sum and tightened with it when they reach
-    /// the front (lazily, as A* does), since most never do. A solve gets a node budget
+    /// the front (lazily, as A* does), since most never do; until the first plan, an instance
+    /// is solved as soon as it is tightened (sailor_options::dive). A solve gets a node budget
     /// (effort_for): an instance that runs out offers its best so far and goes back in the queue
     /// a round later with eight times the budget (up to 2^24), and its TP level alone, so one
     /// deep pipeline over a tight pool (P = 18 over 360 GPUs: minutes to prove) does not hold up
@@ -308,8 +315,13 @@ private:
             if (!c.tight) {
                 c.floor = kept_level_floor(run, d, c.family, c.D, true);
                 c.tight = true;
-                if (c.floor < std::numeric_limits<double>::infinity()) heap.push_back(c), std::push_heap(heap.begin(), heap.end(), later);
-                continue;
+                if (!(c.floor < std::numeric_limits<double>::infinity())) continue;
+                // The dive (sailor_options::dive): random pool 128 made 861 tight floors, 780
+                // of them above its answer, in full before its first solve.
+                if (run.cutoff() || !opt_.dive) {
+                    heap.push_back(c), std::push_heap(heap.begin(), heap.end(), later);
+                    continue;
+                }
             }
             const std::size_t from = c.level == all_levels ? 0 : c.level, to = c.level == all_levels ? levels.size() : c.level + std::size_t{1};
             for (std::size_t l = from; l < to; ++l) {
@@ -358,22 +370,31 @@ private:
         if constexpr (std::is_same_v<Bound, search::no_bound>) {
             return 0.0;
         } else {
-            return search::value_floor(run.objective(), every_level_terms(run, d, f, times, D, pooled_sum));
+            return search::value_floor(run.objective(), every_level_terms(run, d, f, times, D, pooled_sum, run.cutoff()));
         }
     }
-    /// Its terms (time, USD, ...), which do not depend on the objective or its limits.
+    /// Its terms (time, USD, ...), which do not depend on the objective or its limits, except
+    /// where the floor's value is above `cut`: the zone floor stops raising a case there (the
+    /// instance is dropped at any floor above the cut-off, and the placement tests of the
+    /// every-degree instances were a fifth of random pool 128's run).
     template <class Run>
     objective_terms every_level_terms(Run& run, const search::sailor_domain& d, const search::sailor_family& f, const search::stage_timings& times,
-                                      int D, bool pooled_sum) {
+                                      int D, bool pooled_sum, std::optional<double> cut) {
         static const search::tp_level every{};
         boost::hana::tuple<> quiet;  // a bound's own probe: the hooks hear the real instances
         search::build_stage_problem(every_sp_, run.pb(), d.cells, f.partition, f.mbs, D, times, pruners_, every, memory_, quiet);
-        search::make_instance_bound(every_sp_.bound, every_sp_, solver_.time_model(), pooled_sum);
+        const search::instance_bound& b = every_sp_.bound;
+        if (cut)
+            search::make_instance_bound(every_sp_.bound, every_sp_, solver_.time_model(), pooled_sum,
+                                        [&](double iteration) { return search::value_floor(run.objective(), search::with_slack(b.terms_at(iteration))) > *cut; });
+        else
+            search::make_instance_bound(every_sp_.bound, every_sp_, solver_.time_model(), pooled_sum);
         return search::with_slack(bound_.floor(run.pb(), every_sp_));
     }
     /// The same, kept for the rest of the plan() call by (family, D, pooled_sum): a search with
     /// limits first runs without them (unconstrained_plans) over the same families, and building
-    /// these floors was a third of each run (2-zone OPT-350, min cost at >= 0.2 it/s).
+    /// these floors was a third of each run (2-zone OPT-350, min cost at >= 0.2 it/s). A floor
+    /// made under a cut-off that it exceeds is made again where it no longer does (another run).
     template <class Run>
     double kept_level_floor(Run& run, const search::sailor_domain& d, std::uint32_t family, int D, bool pooled_sum) {
         if constexpr (std::is_same_v<Bound, search::no_bound>) {
@@ -381,8 +402,13 @@ private:
         } else {
             const std::uint64_t key = std::uint64_t{family} << 33 | std::uint64_t(unsigned(D)) << 1 | std::uint64_t{pooled_sum};
             auto [it, fresh] = level_terms_.try_emplace(key);
-            if (fresh) it->second = every_level_terms(run, d, families_[family].family, families_[family].times, D, pooled_sum);
-            return search::value_floor(run.objective(), it->second);
+            const auto cut = run.cutoff();
+            kept_terms& k = it->second;
+            if (fresh || (k.above_cut && !(cut && search::value_floor(run.objective(), k.terms) > *cut))) {
+                k.terms = every_level_terms(run, d, families_[family].family, families_[family].times, D, pooled_sum, cut);
+                k.above_cut = cut && search::value_floor(run.objective(), k.terms) > *cut;
+            }
+            return search::value_floor(run.objective(), k.terms);
         }
     }
 
@@ -751,7 +777,11 @@ private:
     instance sp_;  ///< reused: building an instance allocates nothing once warm
     instance every_sp_;  ///< the every-degree instance behind every_level_bounded_out
     std::vector<double> level_floor_;  ///< its objective floor per D (NaN: not built yet), this family
-    std::unordered_map<std::uint64_t, objective_terms> level_terms_;  ///< kept_level_floor's, this plan() call
+    struct kept_terms {
+        objective_terms terms;
+        bool above_cut = false;  ///< made under a cut-off it exceeds (so perhaps short of the tightest)
+    };
+    std::unordered_map<std::uint64_t, kept_terms> level_terms_;  ///< kept_level_floor's, this plan() call
     bool deferred_ = false;            ///< the last step's solver ran out of its effort
     double deferred_floor_ = 0;        ///< and then, its instance's objective floor
     std::optional<hetplan::plan> offered_;  ///< the plan the last step offered and the run kept (with an effort)

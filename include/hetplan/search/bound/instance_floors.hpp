@@ -205,9 +205,17 @@ struct instance_bound {
         return per_replica == zoned_per_replica ? std::max({t, zoned, packed}) : t;
     }
     /// Lower bound on USD per iteration (GPU time only; egress is never negative).
-    [[nodiscard]] double cost(int per_replica) const {
-        return feasible() ? prefix.rate[stages.size()] * iteration(per_replica) : std::numeric_limits<double>::infinity();
+    [[nodiscard]] double cost(int per_replica) const { return terms_at(iteration(per_replica)).usd; }
+    /// The terms of an iteration floor: its time, and the USD of the GPUs at their least rate.
+    [[nodiscard]] objective_terms terms_at(double iteration) const {
+        return {iteration, feasible() ? prefix.rate[stages.size()] * iteration : std::numeric_limits<double>::infinity(), 0, 0, 0};
     }
+};
+
+/// make_instance_bound's default `enough`: no floor is enough, every floor is made as tight as
+/// its searches allow.
+struct never_enough {
+    [[nodiscard]] constexpr bool operator()(double) const { return false; }
 };
 
 /// Whether a typing has one GPU type (without std::has_single_bit: a libgcc popcount call here).
@@ -519,8 +527,9 @@ template <class SP, class Worth>
 /// floors price a stage's transfers and its ring each at the fastest link, which holds only within
 /// one zone, and the pool as a whole. A crossing transfer that lacks a link counts as 0 (the search
 /// notes the link).
-template <class SP, class Time, class P2P, class Threshold, class Placed>
-void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p, const Threshold& threshold_with, const Placed& threshold_placed) {
+template <class SP, class Time, class P2P, class Threshold, class Placed, class Enough>
+void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p, const Threshold& threshold_with, const Placed& threshold_placed,
+                const Enough& enough) {
     constexpr double inf = std::numeric_limits<double>::infinity();
     constexpr std::uint8_t none = 0xff;
     constexpr std::size_t most_groups = 6;  // 63 sets of groups
@@ -719,14 +728,25 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
             at = std::min(at, one_f_one_b_iteration(std::max(sum, with + extra), std::max(slowest, v), m, sync, update));
         return at;
     };
+    // A threshold is worth testing while its case stays below `under` and is not yet enough for
+    // the caller (the least threshold past them still gives a floor: exact where it is not
+    // enough, and enough where it is).
+    auto worth_under = [&](double under) {
+        return [&, under](double v) {
+            const double at = crossing_case(v, 0);
+            return at < under && !enough(at);
+        };
+    };
     const std::span<const std::array<int, max_types>> held{pools.data(), G};
-    if (placed < inf && crossing_case(placed, 0) < least) {
-        placed = threshold_placed_crossing(b, sp, held, std::max(placed, b.straggler), [&](double v) { return crossing_case(v, 0) < least; });
+    if (placed < inf && crossing_case(placed, 0) < least && enough(crossing_case(placed, 0))) {
+        least = crossing_case(placed, 0);
+    } else if (placed < inf && crossing_case(placed, 0) < least) {
+        placed = threshold_placed_crossing(b, sp, held, std::max(placed, b.straggler), worth_under(least));
         if (placed < inf && second > 0 && second < inf && crossing_case(placed, second) > crossing_case(placed, 0)) {
             // Either the group changes once (its own least threshold, at or above this one)
             // or at least twice (this threshold, a second crossing's transfers).
             const double twice = crossing_case(placed, second), bound = std::min(least, twice);
-            const double once = threshold_placed_crossing(b, sp, held, placed, [&](double v) { return crossing_case(v, 0) < bound; }, true);
+            const double once = threshold_placed_crossing(b, sp, held, placed, worth_under(bound), true);
             const double either = std::min(twice, once < inf ? crossing_case(once, 0) : inf);
             b.crossed_twice = crossing_case(placed, 0) < least && either > crossing_case(placed, 0);
             least = std::min(least, either);
@@ -945,8 +965,8 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
 /// Fills `b` for an instance `sp` (a stage_problem), reusing its buffers; `tm` is the time model
 /// the stage DP prices with. `pooled_sum`: also the LP floor of the sum of stage times (a
 /// simplex per instance) and zone_floor; a search that only ranks candidates can leave them out.
-template <class SP, class Time>
-void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool pooled_sum = true) {
+template <class SP, class Time, class Enough = never_enough>
+void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool pooled_sum = true, const Enough& enough = {}) {
     constexpr double inf = std::numeric_limits<double>::infinity();
     b.lp_sum = 0;
     const auto& cells = sp.cells->cells;
@@ -1213,7 +1233,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
         const auto at = std::partition_point(it, thresholds.end(), [&](double v) { return !placed(v); });
         return at == thresholds.end() ? inf : *at;
     };
-    zone_floor(b, sp, tm, p2p, threshold_with, threshold_placed);
+    zone_floor(b, sp, tm, p2p, threshold_with, threshold_placed, enough);
     zone_packing_floor(b, sp, tm, p2p, cap);
 }
 
@@ -1224,7 +1244,7 @@ struct instance_floors {
     [[nodiscard]] static constexpr const char* name() { return "instance floors"; }
     template <class SP>
     [[nodiscard]] objective_terms floor(const problem&, const SP& sp) const {
-        return {sp.bound.iteration(sp.per_replica), sp.bound.cost(sp.per_replica), 0, 0, 0};
+        return sp.bound.terms_at(sp.bound.iteration(sp.per_replica));
     }
 };
 
