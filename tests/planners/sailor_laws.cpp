@@ -28,6 +28,15 @@ plan_result fastest(P planner, const problem& pb, std::optional<double> budget) 
 
 constexpr double tie = 1e-3;  // the ranked list's tie band (search::tie_tolerance)
 
+/// Two planners' ranked lists: the same plans at the same values.
+void check_same_lists(const plan_result& a, const plan_result& b) {
+    REQUIRE(a.plans.size() == b.plans.size());
+    for (std::size_t k = 0; k < a.plans.size(); ++k) {
+        CHECK(a.plans[k].pl == b.plans[k].pl);
+        CHECK(a.plans[k].value == b.plans[k].value);
+    }
+}
+
 }  // namespace
 
 TEST_CASE("laws: a budget at or above the unconstrained plan's cost keeps its throughput; more budget never lowers it") {
@@ -126,11 +135,7 @@ TEST_CASE("solves over the real zones queued under their instance's floor: the s
         sailor_options at_once;
         at_once.queue_real_zones = false;
         const auto queued = fastest(sailor_planner<>(), w.pb(), std::nullopt), direct = fastest(sailor_planner<>(at_once), w.pb(), std::nullopt);
-        REQUIRE(queued.plans.size() == direct.plans.size());
-        for (std::size_t k = 0; k < queued.plans.size(); ++k) {
-            CHECK(queued.plans[k].pl == direct.plans[k].pl);
-            CHECK(queued.plans[k].value == direct.plans[k].value);
-        }
+        check_same_lists(queued, direct);
         queued_solves += queued.stats.counter("solves over the real zones"), at_once_solves += direct.stats.counter("solves over the real zones");
     }
     MESSAGE("solves over the real zones: " << queued_solves << " queued, " << at_once_solves << " at once");
@@ -147,11 +152,7 @@ TEST_CASE("the dive to a first plan: the same plans as the A* order alone") {
         sailor_options queued;
         queued.dive = false;
         const auto dived = fastest(sailor_planner<>(), w.pb(), std::nullopt), plain = fastest(sailor_planner<>(queued), w.pb(), std::nullopt);
-        REQUIRE(dived.plans.size() == plain.plans.size());
-        for (std::size_t k = 0; k < dived.plans.size(); ++k) {
-            CHECK(dived.plans[k].pl == plain.plans[k].pl);
-            CHECK(dived.plans[k].value == plain.plans[k].value);
-        }
+        check_same_lists(dived, plain);
         dived_solves += dived.stats.solved, plain_solves += plain.stats.solved;
     }
     MESSAGE("instances solved: " << dived_solves << " with the dive, " << plain_solves << " without");
