@@ -110,9 +110,10 @@ struct sailor_options {
     bool queue_real_zones = true;
     /// Until a plan sets a cut-off, the best-first scan solves each instance as soon as its
     /// floor is tightened (a dive) instead of queueing it: the tight floors made after that stop
-    /// their placement searches once above the cut-off. Random pools 0-199: the same plans, 0.95x
-    /// the time (geometric mean; pool 118 0.68x); off: the A* order alone (the way before
-    /// 2026-12-07; benchmarks).
+    /// their placement searches once above the cut-off. With that early stop, random pools of
+    /// seeds 1-200: the same plans in 0.95x stop 69's time (geometric mean); against the A*
+    /// order alone, pools 118 and 128 in 0.78x and 0.93x (Catch2); off: the A* order alone
+    /// (benchmarks).
     bool dive = true;
 };
 
