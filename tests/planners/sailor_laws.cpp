@@ -28,12 +28,20 @@ plan_result fastest(P planner, const problem& pb, std::optional<double> budget) 
 
 constexpr double tie = 1e-3;  // the ranked list's tie band (search::tie_tolerance)
 
-/// Two planners' ranked lists: the same plans at the same values.
-void check_same_lists(const plan_result& a, const plan_result& b) {
-    REQUIRE(a.plans.size() == b.plans.size());
-    for (std::size_t k = 0; k < a.plans.size(); ++k) {
-        CHECK(a.plans[k].pl == b.plans[k].pl);
-        CHECK(a.plans[k].value == b.plans[k].value);
+/// The default planner against one with `other` options on law worlds 74-89 (with `extra` GPUs
+/// per type and zone): the same plans at the same values; `tally(default's, other's)` hears each.
+template <class Tally>
+void same_lists_as_default(const sailor_options& other, int extra, Tally&& tally) {
+    for (unsigned seed = 74; seed <= 89; ++seed) {
+        CAPTURE(seed);
+        const law_world w(seed, extra);
+        const auto a = fastest(sailor_planner<>(), w.pb(), std::nullopt), b = fastest(sailor_planner<>(other), w.pb(), std::nullopt);
+        REQUIRE(a.plans.size() == b.plans.size());
+        for (std::size_t k = 0; k < a.plans.size(); ++k) {
+            CHECK(a.plans[k].pl == b.plans[k].pl);
+            CHECK(a.plans[k].value == b.plans[k].value);
+        }
+        tally(a, b);
     }
 }
 
@@ -129,15 +137,11 @@ TEST_CASE("solves over the real zones queued under their instance's floor: the s
     // floor a later cut-off is below; each solve's answer depends on its instance alone (its
     // own cut-off is the instance's merged plan's value), so the ranked list is the same.
     std::size_t queued_solves = 0, at_once_solves = 0;
-    for (unsigned seed = 74; seed <= 89; ++seed) {
-        CAPTURE(seed);
-        const law_world w(seed, 1);
-        sailor_options at_once;
-        at_once.queue_real_zones = false;
-        const auto queued = fastest(sailor_planner<>(), w.pb(), std::nullopt), direct = fastest(sailor_planner<>(at_once), w.pb(), std::nullopt);
-        check_same_lists(queued, direct);
+    sailor_options at_once;
+    at_once.queue_real_zones = false;
+    same_lists_as_default(at_once, 1, [&](const plan_result& queued, const plan_result& direct) {
         queued_solves += queued.stats.counter("solves over the real zones"), at_once_solves += direct.stats.counter("solves over the real zones");
-    }
+    });
     MESSAGE("solves over the real zones: " << queued_solves << " queued, " << at_once_solves << " at once");
     CHECK(at_once_solves > 0);  // the family has mispriced instances (seed 81: see above)
 }
@@ -146,15 +150,11 @@ TEST_CASE("the dive to a first plan: the same plans as the A* order alone") {
     // sailor_options::dive solves instances in the order their floors are tightened until a
     // plan sets a cut-off; every instance is still solved or bounded out, so the list is the same.
     std::size_t dived_solves = 0, plain_solves = 0;
-    for (unsigned seed = 74; seed <= 89; ++seed) {
-        CAPTURE(seed);
-        const law_world w(seed, 6);
-        sailor_options queued;
-        queued.dive = false;
-        const auto dived = fastest(sailor_planner<>(), w.pb(), std::nullopt), plain = fastest(sailor_planner<>(queued), w.pb(), std::nullopt);
-        check_same_lists(dived, plain);
+    sailor_options queued;
+    queued.dive = false;
+    same_lists_as_default(queued, 6, [&](const plan_result& dived, const plan_result& plain) {
         dived_solves += dived.stats.solved, plain_solves += plain.stats.solved;
-    }
+    });
     MESSAGE("instances solved: " << dived_solves << " with the dive, " << plain_solves << " without");
     CHECK(dived_solves != plain_solves);  // the dive changed the order on these pools
 }

@@ -24,6 +24,17 @@ using namespace hetplan::search;
 
 namespace {
 
+/// What the checking solvers below share: they price with, and prepare instances by, the
+/// solver `Self::lead()` names (the solver concept's time_model() and prepare()).
+template <class Self>
+struct prepared_by {
+    [[nodiscard]] const auto& time_model() const { return static_cast<const Self&>(*this).lead().time_model(); }
+    template <class Pr>
+    void prepare(stage_problem<Pr>& sp) const {
+        static_cast<const Self&>(*this).lead().prepare(sp);
+    }
+};
+
 /// The random pools of tests/random_pool.hpp (2-max_types types), this test's family.
 struct pool_world : test::random_pool {
     pool_world(unsigned seed, int max_types, int extra) : random_pool(seed, max_types, extra, 99) {}
@@ -32,17 +43,13 @@ struct pool_world : test::random_pool {
 /// A solver that solves every instance with the stage DP and the pattern search, with no
 /// cut-off, and checks that they agree: the same objective value (or both none), and pattern
 /// compositions of D replicas per stage within every cell's GPUs.
-struct both_solvers {
+struct both_solvers : prepared_by<both_solvers> {
     both_solvers() : dp(sailor_time_model{}), ps(sailor_time_model{}) { ps.always_patterns(); }
     stage_dp<> dp;
     pattern_search<> ps;
     std::size_t compared = 0, solutions = 0;
     static constexpr const char* name() { return "stage DP and pattern search"; }
-    [[nodiscard]] const auto& time_model() const { return dp.time_model(); }
-    template <class Pr>
-    void prepare(stage_problem<Pr>& sp) const {
-        dp.prepare(sp);
-    }
+    [[nodiscard]] const auto& lead() const { return dp; }
     template <class Pr, class O>
     std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits&) {
         // No cut-off (every instance solved in full); the DP gets 50 ms, and instances it cannot
@@ -76,7 +83,7 @@ struct both_solvers {
 /// the optimum) and says so; within it, the optimum. The stage DP out of effort has nothing. The
 /// same law with the patterns priced capped too (compositions_per_node), which runs out wherever
 /// the nodes alone do, and sooner where a node prices many.
-struct effort_solver {
+struct effort_solver : prepared_by<effort_solver> {
     effort_solver() : ps(sailor_time_model{}), capped(sailor_time_model{}), dp(sailor_time_model{}) {
         ps.always_patterns();
         capped.always_patterns().compositions_per_node(2);
@@ -85,11 +92,7 @@ struct effort_solver {
     stage_dp<> dp;
     std::size_t exhausted = 0, with_best_so_far = 0, within = 0, capped_sooner = 0;
     static constexpr const char* name() { return "pattern search with and without effort"; }
-    [[nodiscard]] const auto& time_model() const { return ps.time_model(); }
-    template <class Pr>
-    void prepare(stage_problem<Pr>& sp) const {
-        ps.prepare(sp);
-    }
+    [[nodiscard]] const auto& lead() const { return ps; }
     template <class Pr, class O>
     std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits&) {
         const auto full = ps.solve(pb, sp, o, {});
@@ -140,7 +143,7 @@ struct effort_solver {
 /// from a solve that does not start from it. Both chains end with the value of an unlimited
 /// solve under that last cut-off; the continued rounds take fewer nodes in all. A suspension
 /// offered under a higher cut-off than its own, or to another instance, is not taken up.
-struct resume_solver {
+struct resume_solver : prepared_by<resume_solver> {
     resume_solver() : ps(sailor_time_model{}), fresh(sailor_time_model{}) {
         ps.always_patterns();
         fresh.always_patterns();
@@ -150,11 +153,7 @@ struct resume_solver {
     std::uint64_t nodes_continued = 0, nodes_afresh = 0;
     std::optional<pattern_search<>::suspension> other;  ///< the last instance's, offered to the next
     static constexpr const char* name() { return "pattern search in rounds, continued and afresh"; }
-    [[nodiscard]] const auto& time_model() const { return ps.time_model(); }
-    template <class Pr>
-    void prepare(stage_problem<Pr>& sp) const {
-        ps.prepare(sp);
-    }
+    [[nodiscard]] const auto& lead() const { return ps; }
     template <class Pr, class O>
     std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits&) {
         constexpr double inf = std::numeric_limits<double>::infinity();
@@ -238,7 +237,7 @@ struct resume_solver {
 /// A solver that solves every instance with and without the LP floor of the stages left at
 /// each node (pattern_search::rest_lp), with no cut-off, checks that both give the same value, and
 /// counts the nodes each takes.
-struct rest_lp_on_off {
+struct rest_lp_on_off : prepared_by<rest_lp_on_off> {
     rest_lp_on_off() : on(sailor_time_model{}), off(sailor_time_model{}) {
         on.always_patterns();
         off.always_patterns().rest_lp(false);
@@ -246,11 +245,7 @@ struct rest_lp_on_off {
     pattern_search<> on, off;
     std::size_t compared = 0, fewer = 0;
     static constexpr const char* name() { return "pattern search with and without the LP of the stages left"; }
-    [[nodiscard]] const auto& time_model() const { return on.time_model(); }
-    template <class Pr>
-    void prepare(stage_problem<Pr>& sp) const {
-        on.prepare(sp);
-    }
+    [[nodiscard]] const auto& lead() const { return on; }
     template <class Pr, class O>
     std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits&) {
         const auto a = on.stats().states, b = off.stats().states;
@@ -271,7 +266,7 @@ struct rest_lp_on_off {
 /// A solver that solves every instance twice under the run's cut-off, with a floor of the
 /// pattern search and without it (`Off` turns it off): the same answer (or none) both ways.
 template <class Off>
-struct floor_on_off {
+struct floor_on_off : prepared_by<floor_on_off<Off>> {
     floor_on_off() : on(sailor_time_model{}), off(sailor_time_model{}) {
         on.always_patterns();
         Off{}(off.always_patterns());
@@ -279,11 +274,7 @@ struct floor_on_off {
     pattern_search<> on, off;
     std::size_t compared = 0, solutions = 0;
     static constexpr const char* name() { return "pattern search with and without one of its floors"; }
-    [[nodiscard]] const auto& time_model() const { return on.time_model(); }
-    template <class Pr>
-    void prepare(stage_problem<Pr>& sp) const {
-        on.prepare(sp);
-    }
+    [[nodiscard]] const auto& lead() const { return on; }
     template <class Pr, class O>
     std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits& lim) {
         const auto with = on.solve(pb, sp, o, {lim.cutoff, nullptr});
@@ -316,7 +307,7 @@ struct without_rest_memo {
 /// DP (for the instances counts_are_few hands it) has almost no memory, the patterns alone, and
 /// the stage DP alone with that memory. Where the DP gives up, the first must still return the
 /// patterns' value (it hands over), and say nothing was given up.
-struct dp_out_of_memory {
+struct dp_out_of_memory : prepared_by<dp_out_of_memory> {
     static constexpr std::size_t tiny = 2048;  // bytes: the DP gives up on all but the smallest instances
     dp_out_of_memory() : first(sailor_time_model{}), patterns(sailor_time_model{}), dp(sailor_time_model{}) {
         first.set_memory_limit(tiny);
@@ -327,11 +318,7 @@ struct dp_out_of_memory {
     stage_dp<> dp;
     std::size_t compared = 0, given_up = 0;
     static constexpr const char* name() { return "pattern search whose stage DP runs out of memory"; }
-    [[nodiscard]] const auto& time_model() const { return first.time_model(); }
-    template <class Pr>
-    void prepare(stage_problem<Pr>& sp) const {
-        first.prepare(sp);
-    }
+    [[nodiscard]] const auto& lead() const { return first; }
     template <class Pr, class O>
     std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits&) {
         const auto a = first.solve(pb, sp, o, {});
@@ -352,7 +339,7 @@ struct dp_out_of_memory {
 /// A pattern search with a memory limit of `limit` bytes on every instance, next to stage DPs
 /// with that limit and with an eighth of it, and the patterns alone: where counts_are_few hands
 /// the instance to the DP, the DP gives up at an eighth of the limit and the patterns solve it.
-struct dp_handover {
+struct dp_handover : prepared_by<dp_handover> {
     explicit dp_handover(std::size_t limit) : ps(sailor_time_model{}), patterns(sailor_time_model{}), full(sailor_time_model{}), eighth(sailor_time_model{}) {
         ps.set_memory_limit(limit);
         patterns.always_patterns();
@@ -363,11 +350,7 @@ struct dp_handover {
     stage_dp<> full, eighth;
     std::size_t dp_first = 0, between = 0;
     static constexpr const char* name() { return "pattern search with its stage DP's hand-over"; }
-    [[nodiscard]] const auto& time_model() const { return ps.time_model(); }
-    template <class Pr>
-    void prepare(stage_problem<Pr>& sp) const {
-        ps.prepare(sp);
-    }
+    [[nodiscard]] const auto& lead() const { return ps; }
     template <class Pr, class O>
     std::optional<dp_solution> solve(const problem& pb, const stage_problem<Pr>& sp, const O& o, const solve_limits&) {
         CAPTURE(sp.P);

@@ -385,11 +385,9 @@ private:
         boost::hana::tuple<> quiet;  // a bound's own probe: the hooks hear the real instances
         search::build_stage_problem(every_sp_, run.pb(), d.cells, f.partition, f.mbs, D, times, pruners_, every, memory_, quiet);
         const search::instance_bound& b = every_sp_.bound;
-        if (cut)
-            search::make_instance_bound(every_sp_.bound, every_sp_, solver_.time_model(), pooled_sum,
-                                        [&](double iteration) { return search::value_floor(run.objective(), search::with_slack(b.terms_at(iteration))) > *cut; });
-        else
-            search::make_instance_bound(every_sp_.bound, every_sp_, solver_.time_model(), pooled_sum);
+        search::make_instance_bound(every_sp_.bound, every_sp_, solver_.time_model(), pooled_sum, [&](double iteration) {
+            return cut && search::value_floor(run.objective(), search::with_slack(b.terms_at(iteration))) > *cut;
+        });
         return search::with_slack(bound_.floor(run.pb(), every_sp_));
     }
     /// The same, kept for the rest of the plan() call by (family, D, pooled_sum): a search with
@@ -404,10 +402,11 @@ private:
             const std::uint64_t key = std::uint64_t{family} << 33 | std::uint64_t(unsigned(D)) << 1 | std::uint64_t{pooled_sum};
             auto [it, fresh] = level_terms_.try_emplace(key);
             const auto cut = run.cutoff();
+            auto dropped = [&](const objective_terms& t) { return cut && search::value_floor(run.objective(), t) > *cut; };
             kept_terms& k = it->second;
-            if (fresh || (k.above_cut && !(cut && search::value_floor(run.objective(), k.terms) > *cut))) {
+            if (fresh || (k.above_cut && !dropped(k.terms))) {
                 k.terms = every_level_terms(run, d, families_[family].family, families_[family].times, D, pooled_sum, cut);
-                k.above_cut = cut && search::value_floor(run.objective(), k.terms) > *cut;
+                k.above_cut = dropped(k.terms);
             }
             return search::value_floor(run.objective(), k.terms);
         }

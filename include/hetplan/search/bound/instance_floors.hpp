@@ -738,9 +738,9 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
         };
     };
     const std::span<const std::array<int, max_types>> held{pools.data(), G};
-    if (placed < inf && crossing_case(placed, 0) < least && enough(crossing_case(placed, 0))) {
-        least = crossing_case(placed, 0);
-    } else if (placed < inf && crossing_case(placed, 0) < least) {
+    if (const double lowest = placed < inf ? crossing_case(placed, 0) : inf; lowest < least && enough(lowest)) {
+        least = lowest;  // enough at its least threshold: no placement searched
+    } else if (lowest < least) {
         placed = threshold_placed_crossing(b, sp, held, std::max(placed, b.straggler), worth_under(least));
         if (placed < inf && second > 0 && second < inf && crossing_case(placed, second) > crossing_case(placed, 0)) {
             // Either the group changes once (its own least threshold, at or above this one)
@@ -965,6 +965,9 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
 /// Fills `b` for an instance `sp` (a stage_problem), reusing its buffers; `tm` is the time model
 /// the stage DP prices with. `pooled_sum`: also the LP floor of the sum of stage times (a
 /// simplex per instance) and zone_floor; a search that only ranks candidates can leave them out.
+/// `enough(iteration)`: whether a floor that high drops the instance for the caller (its
+/// cut-off); zone_floor's placement searches stop at such a case, so the floor is the full one
+/// where the full one is not enough, and enough where it is.
 template <class SP, class Time, class Enough = never_enough>
 void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool pooled_sum = true, const Enough& enough = {}) {
     constexpr double inf = std::numeric_limits<double>::infinity();
