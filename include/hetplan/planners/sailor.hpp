@@ -109,7 +109,8 @@ struct sailor_options {
     /// off: each runs as soon as its instance is solved (the way before 2026-12-03; benchmarks).
     bool queue_real_zones = true;
     /// Until a plan sets a cut-off, the best-first scan solves each instance as soon as its
-    /// floor is tightened (a dive) instead of queueing it: the tight floors made after that stop
+    /// floor is tightened (a dive) instead of queueing it, where the solve has a node budget
+    /// (`effort` > 0 and a solver that runs out of it): the tight floors made after that stop
     /// their placement searches once above the cut-off. With that early stop, random pools of
     /// seeds 1-200: the same plans in 0.95x stop 69's time (geometric mean); against the A*
     /// order alone, pools 118 and 128 in 0.78x and 0.93x (Catch2); off: the A* order alone
@@ -318,8 +319,11 @@ private:
                 c.tight = true;
                 if (!(c.floor < std::numeric_limits<double>::infinity())) continue;
                 // The dive (sailor_options::dive): random pool 128 made 861 tight floors, 780
-                // of them above its answer, in full before its first solve.
-                if (run.cutoff() || !opt_.dive) {
+                // of them above its answer, in full before its first solve. Only a budgeted
+                // solve dives: one without a budget would solve a poorly floored instance in
+                // full with no cut-off (a checking solver that ignores effort took minutes).
+                constexpr bool budgeted = requires(Solver& s) { s.exhausted(); };
+                if (run.cutoff() || !opt_.dive || !budgeted || effort_for(c.round) == 0) {
                     heap.push_back(c), std::push_heap(heap.begin(), heap.end(), later);
                     continue;
                 }
