@@ -103,6 +103,14 @@ public:
         shares_ = on;
         return *this;
     }
+    /// A ring no real zone behind H6's cells can hold priced across zones, here and in the
+    /// stage DP it hands instances to (stage_pricer::stage_sync; on by default); off: at the
+    /// merged cells' links, as before 2026-12-07 (for tests and benchmarks).
+    pattern_search& spread_rings(bool on = true) {
+        price_.spread_rings(on);
+        dp_.spread_rings(on);
+        return *this;
+    }
     /// Nodes whose straggler floor the shares raised, since construction.
     [[nodiscard]] std::uint64_t shares_raised() const { return shares_raised_; }
     /// Nodes whose floor one_change_straggler raised, since construction.
@@ -504,7 +512,8 @@ private:
                 for (std::size_t c = 0; c < C; ++c)
                     if (full.n[c] > 0)
                         for (const auto& [z, n] : cells[c].zones) ends_.push_back({z, cells[c].gpu, full.tp[cells[c].type]});
-                p.sync_lo = sp.D > 1 ? std::min(p.sync.time, sp.bound.sync_memo(price_.time_model(), *sp.pb, ends_, sp.D, sp.stages[static_cast<std::size_t>(i)].gradients)) : 0.0;
+                // (A ring that must cross real zones takes that crossing on both sides.)
+                p.sync_lo = sp.D > 1 ? std::max(p.sync.spread, std::min(p.sync.time, sp.bound.sync_memo(price_.time_model(), *sp.pb, ends_, sp.D, sp.stages[static_cast<std::size_t>(i)].gradients))) : 0.0;
                 p.order = static_cast<std::uint32_t>(ps.size());
                 ps.push_back(p);
             });

@@ -60,6 +60,13 @@ public:
     /// degrades to the plans of the instances that fit rather than to gigabytes.
     void set_memory_limit(std::size_t bytes) { max_bytes_ = bytes; }
     [[nodiscard]] std::size_t memory_limit() const { return max_bytes_; }
+    /// A ring no real zone behind H6's cells can hold priced across zones (stage_pricer::
+    /// stage_sync; on by default); off: at the merged cells' links, as before 2026-12-07 (for
+    /// tests and benchmarks).
+    stage_dp& spread_rings(bool on = true) {
+        price_.spread_rings(on);
+        return *this;
+    }
 
     [[nodiscard]] static constexpr const char* name() { return "stage DP"; }
     [[nodiscard]] const Time& time_model() const { return price_.time_model(); }

@@ -9,11 +9,13 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "hetplan/cost/time/one_f_one_b.hpp"
 #include "hetplan/hardware/collectives.hpp"
+#include "hetplan/search/bound/floor_memo.hpp"
 #include "hetplan/search/bounded_solve.hpp"
 #include "hetplan/search/memo.hpp"
 #include "hetplan/search/model_probe.hpp"
@@ -34,9 +36,12 @@ struct boundary {
     double fwd_lo = 0, bwd_lo = 0, egress_lo = 0;
 };
 
-/// A stage's all-reduce: its time and the egress of its cross-zone ring edges.
+/// A stage's all-reduce: its time and the egress of its cross-zone ring edges; `spread`, where
+/// no real zone behind its cells can hold the stage, the floor of a ring across real zones
+/// (0 where one can: stage_pricer::spread_floor).
 struct ring_price {
     double time = 0, egress = 0;
+    double spread = 0;
 };
 
 /// The objective's terms of a complete solution whose terms, summed over all stages, are `e`,
@@ -67,6 +72,10 @@ public:
 
     [[nodiscard]] const Time& time_model() const { return tm_; }
     [[nodiscard]] bool money() const { return money_; }
+    /// Whether stage_sync charges a ring no real zone can hold across zones (spread_floor; on
+    /// by default). Off: H6's merged links alone.
+    void spread_rings(bool on) { spread_ = on; }
+    [[nodiscard]] bool spread_rings() const { return spread_; }
 
     /// Starts an instance: forgets the last one's prices.
     template <class SP>
@@ -191,8 +200,10 @@ public:
     }
 
     /// The stage's all-reduce over its replicas in worker order, priced by the time model, and
-    /// the egress of its cross-zone ring edges (§4.3). It depends on which cells take part, which
-    /// hold more than one replica (edges inside a cell) and the TPs: memoised on those.
+    /// the egress of its cross-zone ring edges (§4.3); at least spread_floor where the stage
+    /// cannot sit in one real zone. It depends on which cells take part, which hold more than one
+    /// replica (edges inside a cell) and the TPs (with D, the counts where at most one cell holds
+    /// several): memoised on those.
     template <class SP>
     ring_price stage_sync(const SP& sp, int stage, const composition& c) {
         std::uint32_t multi = 0;
@@ -206,6 +217,8 @@ public:
             for (std::size_t q = 0; q < sp.cells->cells.size(); ++q)
                 for (int r = 0; r < c.n[q]; ++r) ring_.push_back(at(sp, q, c));
             out.time = sync_time_of(tm_, *sp.pb, ring_, size).value;
+            out.spread = spread_ ? spread_floor(sp, c, size) : 0.0;
+            out.time = std::max(out.time, out.spread);
             if (money_) {
                 const bytes per_edge = collective::ring_all_reduce_bytes_per_edge(sp.D, size);
                 std::array<std::uint8_t, max_cells> present{};
@@ -223,6 +236,55 @@ public:
     }
 
 private:
+    /// H6 prices a merged cell's ring at its first zone's links, as if the stage sat in that
+    /// zone. Where no real zone behind the cells holds the stage's GPUs on every cell it uses,
+    /// each placement of the stage spreads its ring over two real zones or more: the ring then
+    /// has an edge from some zone to another, and takes at least the least of those floors
+    /// (sync_floor_between_of; zone_packing_floor's case of a stage in two zones). Random pool
+    /// 14: the merged prices ranked first a solution whose rings all crossed zones (0.52
+    /// s/iteration merged, 0.59 laid out). The GPUs are the composition's where at most one
+    /// cell holds more than one replica (those counts follow from the cells and D), else two
+    /// replicas per such cell (fewer than any counts it stands for), so the price depends on
+    /// stage_sync's key alone and the stage DP and the pattern search charge alike. 0 where
+    /// some zone holds it, or no cell is merged.
+    template <class SP>
+    double spread_floor(const SP& sp, const composition& c, bytes size) {
+        const auto& cells = sp.cells->cells;
+        const std::size_t C = cells.size();
+        int several = 0;
+        bool merged = false;
+        for (std::size_t q = 0; q < C; ++q) several += c.n[q] > 1, merged = merged || (c.n[q] > 0 && cells[q].zones.size() > 1);
+        if (!merged) return 0.0;
+        auto need = [&](std::size_t q) { return (several <= 1 ? int(c.n[q]) : std::min<int>(c.n[q], 2)) * c.tp[cells[q].type]; };
+        auto holds = [&](zone_id z) {
+            for (std::size_t q = 0; q < C; ++q) {
+                if (c.n[q] == 0) continue;
+                const auto& zs = cells[q].zones;
+                const auto it = std::find_if(zs.begin(), zs.end(), [&](const auto& e) { return e.first == z; });
+                if (it == zs.end() || it->second < need(q)) return false;
+            }
+            return true;
+        };
+        spread_ends_.clear();
+        for (std::size_t q = 0; q < C; ++q)
+            if (c.n[q] > 0)
+                for (const auto& [z, n] : cells[q].zones) {
+                    if (holds(z)) return 0.0;
+                    spread_ends_.push_back({z, cells[q].gpu, c.tp[cells[q].type]});
+                }
+        // By zone: each zone's endpoints against the others'.
+        std::sort(spread_ends_.begin(), spread_ends_.end());
+        double least = std::numeric_limits<double>::infinity();
+        for (auto a = spread_ends_.begin(); a != spread_ends_.end();) {
+            const auto a_end = std::find_if(a, spread_ends_.end(), [&](const endpoint& e) { return e.zone != a->zone; });
+            spread_rest_.assign(spread_ends_.begin(), a);
+            spread_rest_.insert(spread_rest_.end(), a_end, spread_ends_.end());
+            if (!spread_rest_.empty()) least = std::min(least, sync_floor_between_of(tm_, *sp.pb, std::span<const endpoint>(a, a_end), spread_rest_, sp.D, size));
+            a = a_end;
+        }
+        return least < std::numeric_limits<double>::infinity() ? least : 0.0;
+    }
+
     /// Cache keys: (stage, x, y) in two 64-bit words, no padding, hashed bytewise.
     struct key3 {
         std::uint64_t a = 0, b = 0;
@@ -232,11 +294,12 @@ private:
     };
 
     Time tm_;
-    bool money_ = false;
+    bool money_ = false, spread_ = true;
     flat_memo<key3, ring_price, bytes_hash<key3>> sync_cache_{256};
     flat_memo<key3, boundary, bytes_hash<key3>> bound_cache_{256};
     flat_memo<key3, std::pair<double, double>, bytes_hash<key3>> p2p_cache_{256};
     std::vector<endpoint> ring_;
+    std::vector<endpoint> spread_ends_, spread_rest_;  ///< spread_floor's scratch
 };
 
 }  // namespace hetplan::search
