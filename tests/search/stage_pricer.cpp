@@ -1,6 +1,6 @@
 // What the stage solvers charge a stage (search/solve/stage_pricer.hpp): where no real zone
-// behind H6's merged cells can hold a stage, its ring's price is at least the floor of a ring
-// across real zones (spread_floor), and that floor is below what the simulator charges the
+// behind H6's merged cells can hold a stage, its ring's price is at least the floors of a ring
+// across real zones, time and egress, and those floors are below what the simulator charges the
 // stage in every layout of it over the real zones.
 #include <doctest/doctest.h>
 
@@ -42,13 +42,13 @@ void each_composition(const cell_set& cells, const tp_choice& choice, int D, con
 
 }  // namespace
 
-TEST_CASE("stage pricer: a stage no real zone holds pays a ring across zones, never more than the simulator charges (issue 15)") {
+TEST_CASE("stage pricer: a stage no real zone holds pays a ring across zones, time and egress, never more than the simulator charges (issue 15)") {
     // Random pools of two zones in one region (merged by H6) and a third in another; every
     // stage takes the same composition, P of them within the cells' GPUs, laid out over the
     // real zones as the planner lays them out (zone_layouts) and simulated.
     const simulator<> sim;
     const prune::all pruners{h2_memory_fit<>{}, h5_one_region{}};
-    int spread = 0, held = 0, layouts = 0;
+    int spread = 0, held = 0, layouts = 0, paid = 0;
     for (unsigned seed = 1; seed <= 16; ++seed) {
         CAPTURE(seed);
         const test::random_pool w(seed, 3, 1, 17);
@@ -65,7 +65,7 @@ TEST_CASE("stage pricer: a stage no real zone holds pays a ring across zones, ne
             for (int D = 2; D <= 5; ++D) {
                 build_stage_problem(sp, pb, d.cells, part, 1, D, times, pruners, tp_level{}, {}, hooks);
                 make_instance_bound(sp.bound, sp, sailor_time_model{});
-                price.begin(sp, false);
+                price.begin(sp, true);
                 // Typings every stage may take (H2 keeps per stage what fits its memory).
                 for (const tp_choice& choice : sp.menus()[0].choices) {
                     const bool everywhere = std::ranges::all_of(sp.menus(), [&](const stage_menu& m) {
@@ -76,11 +76,15 @@ TEST_CASE("stage pricer: a stage no real zone holds pays a ring across zones, ne
                     each_composition(d.cells, choice, D, room, [&](const composition& c) {
                         const std::vector<composition> stages(static_cast<std::size_t>(P), c);
                         std::vector<double> floor(static_cast<std::size_t>(P));
+                        double egress = 0;  // the stages' rings' egress floors, summed
                         for (int s = 0; s < P; ++s) {
                             const ring_price r = price.stage_sync(sp, s, c);
                             CHECK(r.time >= r.spread);
+                            CHECK(r.egress >= r.spread_egress);
                             floor[static_cast<std::size_t>(s)] = r.spread;
+                            egress += r.spread_egress;
                         }
+                        if (egress > 0) ++paid;
                         if (floor[0] > 0) ++spread;
                         else if (merged) ++held;
                         if (!merged) CHECK(floor[0] == 0);
@@ -88,13 +92,15 @@ TEST_CASE("stage pricer: a stage no real zone holds pays a ring across zones, ne
                             const estimate e = sim.run(pb, pl);
                             ++layouts;
                             for (const stage_time& st : e.time.stages) CHECK(st.sync.value >= floor[st.stage] * (1 - 1e-9));
+                            CHECK(e.money.communication.value >= egress * (1 - 1e-9));
                         }
                     });
                 }
             }
         }
     }
-    MESSAGE(spread << " compositions no zone holds, " << held << " over merged cells that one holds; " << layouts << " layouts simulated");
+    MESSAGE(spread << " compositions no zone holds (" << paid << " with egress), " << held << " over merged cells that one holds; " << layouts << " layouts simulated");
     CHECK(spread > 0);
+    CHECK(paid > 0);
     CHECK(held > 0);
 }

@@ -1453,7 +1453,7 @@ private:
         g.t.sync = std::max(g.t.sync, p.sync.time);
         g.lo.sync = std::max(g.lo.sync, p.sync_lo);
         g.t.comm += p.sync.egress + b.egress;
-        g.lo.comm += b.egress_lo;  // a ring may stay in one zone
+        g.lo.comm += b.egress_lo + p.sync.spread_egress;  // a ring may stay in one zone, unless no zone holds its stage
         return g;
     }
 

@@ -36,12 +36,12 @@ struct boundary {
     double fwd_lo = 0, bwd_lo = 0, egress_lo = 0;
 };
 
-/// A stage's all-reduce: its time and the egress of its cross-zone ring edges; `spread`, where
-/// no real zone behind its cells can hold the stage, the floor of a ring across real zones
-/// (0 where one can: stage_pricer::spread_floor).
+/// A stage's all-reduce: its time and the egress of its cross-zone ring edges; where no real
+/// zone behind its cells can hold the stage, the floors of a ring across real zones, its time
+/// and egress (0 where one can: stage_pricer's spread).
 struct ring_price {
     double time = 0, egress = 0;
-    double spread = 0;
+    double spread = 0, spread_egress = 0;
 };
 
 /// The objective's terms of a complete solution whose terms, summed over all stages, are `e`,
@@ -217,7 +217,8 @@ public:
             for (std::size_t q = 0; q < sp.cells->cells.size(); ++q)
                 for (int r = 0; r < c.n[q]; ++r) ring_.push_back(at(sp, q, c));
             out.time = sync_time_of(tm_, *sp.pb, ring_, size).value;
-            out.spread = spread_ ? spread_floor(sp, c, size) : 0.0;
+            const bool spreads = spread_ && spread_over_zones(sp, c);
+            if (spreads) out.spread = spread_floor(sp, size);
             out.time = std::max(out.time, out.spread);
             if (money_) {
                 const bytes per_edge = collective::ring_all_reduce_bytes_per_edge(sp.D, size);
@@ -229,6 +230,8 @@ public:
                     const zone_id za = sp.cells->cells[present[j]].zone, zb = sp.cells->cells[present[(j + 1) % n]].zone;
                     if (za != zb) out.egress += (sp.pb->hw.network.egress_price(za, zb) * per_edge).value;
                 }
+                if (spreads) out.spread_egress = spread_egress(sp, per_edge);
+                out.egress = std::max(out.egress, out.spread_egress);
             }
         }
         sync_cache_.insert(k, out);
@@ -238,23 +241,22 @@ public:
 private:
     /// H6 prices a merged cell's ring at its first zone's links, as if the stage sat in that
     /// zone. Where no real zone behind the cells holds the stage's GPUs on every cell it uses,
-    /// each placement of the stage spreads its ring over two real zones or more: the ring then
-    /// has an edge from some zone to another, and takes at least the least of those floors
-    /// (sync_floor_between_of; zone_packing_floor's case of a stage in two zones). Random pool
-    /// 14: the merged prices ranked first a solution whose rings all crossed zones (0.52
+    /// each placement of the stage spreads its ring over two real zones or more (random pool
+    /// 14: the merged prices ranked first a solution whose rings all crossed zones, 0.52
     /// s/iteration merged, 0.59 laid out). The GPUs are the composition's where at most one
     /// cell holds more than one replica (those counts follow from the cells and D), else two
-    /// replicas per such cell (fewer than any counts it stands for), so the price depends on
-    /// stage_sync's key alone and the stage DP and the pattern search charge alike. 0 where
-    /// some zone holds it, or no cell is merged.
+    /// replicas per such cell (fewer than any counts it stands for), so the answer depends on
+    /// stage_sync's key alone and the stage DP and the pattern search charge alike. False where
+    /// some zone holds it, or no cell is merged; true leaves the real zones' endpoints in
+    /// spread_ends_, sorted.
     template <class SP>
-    double spread_floor(const SP& sp, const composition& c, bytes size) {
+    bool spread_over_zones(const SP& sp, const composition& c) {
         const auto& cells = sp.cells->cells;
         const std::size_t C = cells.size();
         int several = 0;
         bool merged = false;
         for (std::size_t q = 0; q < C; ++q) several += c.n[q] > 1, merged = merged || (c.n[q] > 0 && cells[q].zones.size() > 1);
-        if (!merged) return 0.0;
+        if (!merged) return false;
         auto need = [&](std::size_t q) { return (several <= 1 ? int(c.n[q]) : std::min<int>(c.n[q], 2)) * c.tp[cells[q].type]; };
         auto holds = [&](zone_id z) {
             for (std::size_t q = 0; q < C; ++q) {
@@ -269,11 +271,17 @@ private:
         for (std::size_t q = 0; q < C; ++q)
             if (c.n[q] > 0)
                 for (const auto& [z, n] : cells[q].zones) {
-                    if (holds(z)) return 0.0;
+                    if (holds(z)) return false;
                     spread_ends_.push_back({z, cells[q].gpu, c.tp[cells[q].type]});
                 }
-        // By zone: each zone's endpoints against the others'.
         std::sort(spread_ends_.begin(), spread_ends_.end());
+        return true;
+    }
+    /// A spread ring has an edge from some zone to another: the least of those floors
+    /// (sync_floor_between_of, each zone's endpoints against the others'; zone_packing_floor's
+    /// case of a stage in two zones).
+    template <class SP>
+    double spread_floor(const SP& sp, bytes size) {
         double least = std::numeric_limits<double>::infinity();
         for (auto a = spread_ends_.begin(); a != spread_ends_.end();) {
             const auto a_end = std::find_if(a, spread_ends_.end(), [&](const endpoint& e) { return e.zone != a->zone; });
@@ -283,6 +291,17 @@ private:
             a = a_end;
         }
         return least < std::numeric_limits<double>::infinity() ? least : 0.0;
+    }
+    /// ... and leaves that zone and comes back: two edges across zones, each at least the least
+    /// egress price between two of its zones (USD).
+    template <class SP>
+    double spread_egress(const SP& sp, bytes per_edge) const {
+        const auto& net = sp.pb->hw.network;
+        double least = std::numeric_limits<double>::infinity();
+        for (const endpoint& a : spread_ends_)
+            for (const endpoint& b : spread_ends_)
+                if (a.zone != b.zone) least = std::min(least, (net.egress_price(a.zone, b.zone) * per_edge).value);
+        return least < std::numeric_limits<double>::infinity() ? 2 * least : 0.0;
     }
 
     /// Cache keys: (stage, x, y) in two 64-bit words, no padding, hashed bytewise.
