@@ -172,6 +172,13 @@ TEST_CASE("Sailor planner: stage patterns vs the stage DP as the solver, same pl
     };
 }
 
+/// A max-throughput request with a deadline 10 s from now (each benchmark run makes its own).
+plan_request<max_throughput> within_10_s() {
+    plan_request<max_throughput> rq;
+    rq.stop = stop_condition::after(std::chrono::seconds(10));
+    return rq;
+}
+
 /// The default planner against `other` on bench::random_pool seeds, each run under a deadline
 /// 10 s from its start: the same plans where both finish; each pool's plans, whether each run
 /// finished and its nodes are printed.
@@ -181,19 +188,14 @@ void against_default(const Other& other, std::initializer_list<std::uint64_t> se
     for (std::uint64_t seed : seeds) {
         const auto in = bench::random_pool(seed);
         plan_result a, b;
-        auto request = [] {
-            plan_request<max_throughput> rq;
-            rq.stop = stop_condition::after(std::chrono::seconds(10));
-            return rq;
-        };
         BENCHMARK("pool " + std::to_string(seed) + ": " + on + " (default)") {
             auto p = planner;
-            a = p.plan(in.as_problem(), request());
+            a = p.plan(in.as_problem(), within_10_s());
             return a.plans.size();
         };
         BENCHMARK("pool " + std::to_string(seed) + ": " + off) {
             auto p = other;
-            b = p.plan(in.as_problem(), request());
+            b = p.plan(in.as_problem(), within_10_s());
             return b.plans.size();
         };
         if (a.best() && b.best())
@@ -277,19 +279,14 @@ TEST_CASE("Sailor planner: rings no real zone holds priced across zones, and at 
     for (std::uint64_t seed : {14, 54, 128}) {
         const auto in = bench::random_pool(seed);
         plan_result a, b;
-        auto request = [] {
-            plan_request<max_throughput> rq;
-            rq.stop = stop_condition::after(std::chrono::seconds(10));
-            return rq;
-        };
         BENCHMARK("pool " + std::to_string(seed) + ": across zones (default)") {
             auto p = planner;
-            a = p.plan(in.as_problem(), request());
+            a = p.plan(in.as_problem(), within_10_s());
             return a.plans.size();
         };
         BENCHMARK("pool " + std::to_string(seed) + ": merged links") {
             auto p = planner.with_solver(search::pattern_search<>(planner.models().time).spread_rings(false));
-            b = p.plan(in.as_problem(), request());
+            b = p.plan(in.as_problem(), within_10_s());
             return b.plans.size();
         };
         REQUIRE(a.best());
