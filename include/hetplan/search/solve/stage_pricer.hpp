@@ -245,7 +245,7 @@ private:
     /// 14: the merged prices ranked first a solution whose rings all crossed zones, 0.52
     /// s/iteration merged, 0.59 laid out). The GPUs are the composition's where at most one
     /// cell holds more than one replica (those counts follow from the cells and D), else two
-    /// replicas per such cell (fewer than any counts it stands for), so the answer depends on
+    /// replicas per such cell (no more than any counts it stands for), so the answer depends on
     /// stage_sync's key alone and the stage DP and the pattern search charge alike. False where
     /// some zone holds it, or no cell is merged; true leaves the real zones' endpoints in
     /// spread_ends_, sorted.
