@@ -277,9 +277,9 @@ private:
         std::sort(spread_ends_.begin(), spread_ends_.end());
         return true;
     }
-    /// A spread ring has an edge from some zone to another: the least of those floors
-    /// (sync_floor_between_of, each zone's endpoints against the others'; zone_packing_floor's
-    /// case of a stage in two zones).
+    /// A spread ring (Sailor §4.3's ring all-reduce, as slow as its slowest edge) has an edge
+    /// from some zone to another: the least of those floors (sync_floor_between_of, each zone's
+    /// endpoints against the others'; zone_packing_floor's case of a stage in two zones).
     template <class SP>
     double spread_floor(const SP& sp, bytes size) {
         double least = std::numeric_limits<double>::infinity();
@@ -292,8 +292,9 @@ private:
         }
         return least < std::numeric_limits<double>::infinity() ? least : 0.0;
     }
-    /// ... and leaves that zone and comes back: two edges across zones, each at least the least
-    /// egress price between two of its zones (USD).
+    /// ... and leaves that zone and comes back: two edges across zones, each carrying the ring's
+    /// bytes per edge at no less than the least egress price between two of its zones (USD;
+    /// Sailor §4.3's money model charges cross-zone ring edges so).
     template <class SP>
     double spread_egress(const SP& sp, bytes per_edge) const {
         const auto& net = sp.pb->hw.network;
