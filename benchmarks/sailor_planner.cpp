@@ -297,6 +297,17 @@ TEST_CASE("Sailor planner: rings no real zone holds priced across zones, and at 
     }
 }
 
+TEST_CASE("Sailor planner: zone floors that ask the pruners which groups a stage may span, and floors that let any case span (random pools; issue 15)") {
+    // With H5 a stage's replicas stay in one region, and H6 makes each region one zone group:
+    // the default floors (sailor_options::spans_from_pruners) drop the cases that put a stage
+    // over two groups, which priced pool 152's P = 17, D = 14 at 1.543 s/iteration where its
+    // plans take over 1.7, and held pool 100 at 10 s. The same plans. Run with
+    // --benchmark-samples 3.
+    sailor_options spanning;
+    spanning.spans_from_pruners = false;
+    against_default(sailor_planner<>(spanning), {152, 100, 54}, "spans from the pruners", "any case spans");
+}
+
 TEST_CASE("Sailor planner: solves over the real zones queued under their floors, and at once (random pools; issue 15)") {
     // The default planner (sailor_options::queue_real_zones) against one that solves each
     // mispriced instance over the real zones as soon as its merged solve ends: the same plans.

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "../plan_checks.hpp"
+#include "../layouts.hpp"
 #include "../random_pool.hpp"
 #include "../support.hpp"
 #include "hetplan/fixtures/example.hpp"
@@ -881,13 +882,7 @@ TEST_CASE("instance floors with the pooled sum never exceed the instance's optim
                 instance_bound unpacked = sp.bound;
                 unpacked.packed = 0;
                 CHECK(unpacked.iteration(sp.per_replica) <= sol->terms.iteration * (1 + 1e-9));
-                double simulated = std::numeric_limits<double>::infinity();
-                for (const plan& pl : zone_layouts(sp, sol->stages)) {
-                    try {
-                        simulated = std::min(simulated, sim.run(pb, pl).time.iteration.value);
-                    } catch (const missing_link&) {
-                    }
-                }
+                const double simulated = test::least_simulated_iteration(sim, pb, sp, sol->stages);
                 CHECK(sp.bound.iteration(sp.per_replica) <= simulated * (1 + 1e-9));
                 if (sp.bound.iteration(sp.per_replica) > unpacked.iteration(sp.per_replica)) ++packed;
                 CHECK(sp.bound.sum >= sp.bound.prefix.sum[static_cast<std::size_t>(P)]);

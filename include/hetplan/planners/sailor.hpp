@@ -116,6 +116,12 @@ struct sailor_options {
     /// order alone, pools 118 and 128 in 0.78x and 0.93x (Catch2); off: the A* order alone
     /// (benchmarks).
     bool dive = true;
+    /// The zone floors ask the pruners which zone groups one stage may span
+    /// (search::zone_floor): with H5 a stage's replicas stay in one region and H6 makes each
+    /// region one group, so no case of a floor puts a stage over two (random pool 152: 1.4 s
+    /// -> 0.74 s; pool 100 finishes in 2.6 s where it stopped at 10 s; docs/reproduction.md);
+    /// off: every case may, as before 2026-12-07 (benchmarks).
+    bool spans_from_pruners = true;
 };
 
 template <class Sim = simulator<>,
@@ -388,6 +394,7 @@ private:
         static const search::tp_level every{};
         boost::hana::tuple<> quiet;  // a bound's own probe: the hooks hear the real instances
         search::build_stage_problem(every_sp_, run.pb(), d.cells, f.partition, f.mbs, D, times, pruners_, every, memory_, quiet);
+        every_sp_.bound.spans_from_pruners = opt_.spans_from_pruners;
         const search::instance_bound& b = every_sp_.bound;
         search::make_instance_bound(every_sp_.bound, every_sp_, solver_.time_model(), pooled_sum, [&](double iteration) {
             return cut && search::value_floor(run.objective(), search::with_slack(b.terms_at(iteration))) > *cut;
@@ -469,6 +476,7 @@ private:
             if (!pruners_.keep(pb, inst, run.hooks())) return {std::nullopt, run.stopping()};
         }
         search::build_stage_problem(sp_, pb, d.cells, f.partition, f.mbs, D, times, pruners_, level, memory_, run.hooks());
+        sp_.bound.spans_from_pruners = opt_.spans_from_pruners;
         sp_.exact_boundaries = opt_.exact_boundaries;
         // Levels that resolve to the same degrees everywhere give the same instance.
         // (Built in a kept buffer, copied only for an instance not seen: most candidates repeat.)
@@ -613,6 +621,7 @@ private:
                                                                                                            schedule_kind::one_f_one_b)}).first;
         boost::hana::tuple<> quiet;  // the hooks heard this instance already
         search::build_stage_problem(real_sp_, pb, real.cells, f.partition, f.mbs, D, times->second.second, pruners_, level, memory_, quiet);
+        real_sp_.bound.spans_from_pruners = opt_.spans_from_pruners;
         real_sp_.exact_boundaries = opt_.exact_boundaries;
         // The floors without the LP of the stage-time sum first, as step() does: building the
         // patterns and the whole bound is what a solve here costs.

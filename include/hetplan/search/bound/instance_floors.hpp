@@ -138,9 +138,18 @@ struct instance_bound {
     /// are forgotten when it changes).
     seconds_memo cross_boundary_memo{11}, cross_sync_memo{11};
     std::vector<std::uint8_t> zone_group, group_scratch;
+    std::vector<std::uint64_t> group_scratch_joined;  ///< zone_floor's: per stage, the pairs of groups it may span
     std::vector<std::uint32_t> zone_root;
     std::vector<endpoint> group_ends;  ///< scratch: a stage's endpoints by group
     std::vector<double> cross_ring;    ///< scratch: [stage][group][group] ring floors
+    /// zone_floor's: per (stage, typing's types) the pairs of groups (bit g x G + h) whose cells
+    /// the pruners keep together in one stage (none_joined: not asked yet), for `joined_cells`.
+    std::vector<std::uint64_t> joins;
+    const void* joined_cells = nullptr;
+    /// Whether zone_floor asks (set by the caller, kept across instances); false: every pair of
+    /// groups may share a stage (benchmarks).
+    bool spans_from_pruners = true;
+    static constexpr std::uint64_t none_joined = ~std::uint64_t{0};
     std::vector<double> group_compute; ///< scratch: [stage][group] least compute with a replica there, with one elsewhere, with none there
     /// Scratch of the placement test (make_instance_bound's threshold_placed): stages by their
     /// options, their GPUs at each price, each part's GPUs and load at each price.
@@ -178,7 +187,7 @@ struct instance_bound {
     /// Forgets the priced transfers (a planner calls it when it starts on a problem).
     void forget_prices() {
         p2p_memo.clear(), boundary_memo.clear(), stage_sync_memo.clear(), p2p_sets.clear(), sync_memo.clear(), replicas.clear();
-        cross_boundary_memo.clear(), cross_sync_memo.clear(), zone_group.clear();
+        cross_boundary_memo.clear(), cross_sync_memo.clear(), zone_group.clear(), joins.clear(), joined_cells = nullptr;
         zone_cross_memo.clear(), zone_spread_memo.clear();
         p2p_network = p2p_model = nullptr;
     }
@@ -577,7 +586,7 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
         for (const auto& [z, n] : cells[c].zones) group[z.index()] = static_cast<std::uint8_t>(g);
     }
     if (G < 2) return;
-    if (group != b.zone_group) b.cross_boundary_memo.clear(), b.cross_sync_memo.clear(), b.zone_group.swap(group);
+    if (group != b.zone_group) b.cross_boundary_memo.clear(), b.cross_sync_memo.clear(), b.joins.clear(), b.zone_group.swap(group);
     auto group_of = [&](const endpoint& e) { return b.zone_group[e.zone.index()]; };
 
     const double sum = std::max(b.sum, b.prefix.sum[P]), sync = b.prefix.sync[P], update = b.prefix.update[P];
@@ -628,6 +637,38 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     };
     // A stage's ring over two or more groups has an edge from one to another: its floor over
     // such edges, per stage and ordered pair of groups, and the least of them (`spans`).
+    // Which groups one stage may span: the pruners may keep a stage's replicas apart (H5: in
+    // one region, and H6 makes each region one group), and then no case may put one stage in
+    // two groups (random pool 152's P = 17, D = 14: 1.543 s/iteration with a stage over both
+    // regions, which H5 forbids; its plans take over 1.7).
+    const std::uint64_t all_pairs = G * G >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << (G * G)) - 1;
+    auto& joined = b.group_scratch_joined;
+    joined.assign(P, all_pairs);
+    if constexpr (requires { sp.keeps(0, 0u, std::uint8_t{0}); }) {
+        if (b.spans_from_pruners) {
+            if (b.joined_cells != sp.cells) b.joins.clear(), b.joined_cells = sp.cells;
+            constexpr std::size_t masks = std::size_t{1} << max_types;
+            for (std::size_t k = 0; k < P; ++k) {
+                if (b.joins.size() < (k + 1) * masks) b.joins.resize((k + 1) * masks, instance_bound::none_joined);
+                std::uint64_t any = 0;
+                for (const auto& ch : sp.stages[k].choices) {
+                    std::uint64_t& pairs = b.joins[k * masks + ch.types];
+                    if (pairs == instance_bound::none_joined) {
+                        pairs = 0;
+                        for (std::size_t c = 0; c < cells.size(); ++c)
+                            for (std::size_t e = c + 1; e < cells.size(); ++e) {
+                                const std::size_t g = cell_group[c], h = cell_group[e];
+                                if (g == h || !(ch.types >> cells[c].type & 1u) || !(ch.types >> cells[e].type & 1u)) continue;
+                                if ((pairs >> (g * G + h) & 1u) == 0 && sp.keeps(static_cast<int>(k), (1u << c) | (1u << e), ch.types))
+                                    pairs |= (std::uint64_t{1} << (g * G + h)) | (std::uint64_t{1} << (h * G + g));
+                            }
+                    }
+                    any |= pairs;
+                }
+                joined[k] = any;
+            }
+        }
+    }
     auto& ring = b.cross_ring;
     const bool spread = sp.D >= 2;
     double spans = inf;
@@ -645,7 +686,7 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
             };
             for (std::size_t g = 0; g < G; ++g)
                 for (std::size_t h = 0; h < G; ++h) {
-                    if (g == h) continue;
+                    if (g == h || !(joined[k] >> (g * G + h) & 1u)) continue;
                     const std::span<const endpoint> from = in(g), to = in(h);
                     if (from.empty() || to.empty()) continue;
                     const bytes size = sp.stages[k].gradients;
@@ -701,6 +742,12 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     for (unsigned S = 1; S < (1u << G); ++S) {
         const int n = std::popcount(S);
         if (n > sp.D) continue;
+        // Every stage has replicas in each group of S: each pair of them joined in one stage.
+        std::uint64_t within = 0;
+        for (std::size_t g = 0; g < G; ++g)
+            for (std::size_t h = 0; h < G; ++h)
+                if (g != h && (S >> g & 1u) && (S >> h & 1u)) within |= std::uint64_t{1} << (g * G + h);
+        if (std::any_of(joined.begin(), joined.end(), [&](std::uint64_t j) { return (j & within) != within; })) continue;
         std::array<std::array<int, max_types>, most_groups> parts{};
         for (std::size_t g = 0, q = 0; g < G; ++g)
             if (S >> g & 1u) parts[q++] = pools[g];
