@@ -118,8 +118,9 @@ struct sailor_options {
     bool dive = true;
     /// The zone floors ask the pruners which zone groups one stage may span
     /// (search::zone_floor): with H5 a stage's replicas stay in one region and H6 makes each
-    /// region one group, so no case of a floor puts a stage over two (random pool 152: 1.4 s
-    /// -> 0.74 s; pool 100 finishes in 2.6 s where it stopped at 10 s; docs/reproduction.md);
+    /// region one group, so no case of a floor puts a stage over two (random pool 152 in 0.51x
+    /// the time; pool 100 finishes in 2.1 s where it stopped at 10 s: Catch2, the same plans;
+    /// docs/reproduction.md);
     /// off: every case may, as before 2026-12-07 (benchmarks).
     bool spans_from_pruners = true;
 };

@@ -535,7 +535,8 @@ template <class SP, class Worth>
 /// all-reduce ring crosses between two of them. The floor is the least over these cases. The other
 /// floors price a stage's transfers and its ring each at the fastest link, which holds only within
 /// one zone, and the pool as a whole. A crossing transfer that lacks a link counts as 0 (the search
-/// notes the link).
+/// notes the link). The cases with a stage in two groups take only pairs of groups whose cells
+/// the pruners keep in one stage (stage_problem::keeps; with H5 and H6's regions, none).
 template <class SP, class Time, class P2P, class Threshold, class Placed, class Enough>
 void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p, const Threshold& threshold_with, const Placed& threshold_placed,
                 const Enough& enough) {
@@ -635,8 +636,6 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
         if (a == endpoint_sets::none || c == endpoint_sets::none) return price();
         return b.cross_boundary_memo((std::uint64_t{a} << 32) | (std::uint64_t{c} << 8) | (std::uint64_t{from_g} << 7) | g, size.value, price);
     };
-    // A stage's ring over two or more groups has an edge from one to another: its floor over
-    // such edges, per stage and ordered pair of groups, and the least of them (`spans`).
     // Which groups one stage may span: the pruners may keep a stage's replicas apart (H5: in
     // one region, and H6 makes each region one group), and then no case may put one stage in
     // two groups (random pool 152's P = 17, D = 14: 1.543 s/iteration with a stage over both
@@ -669,6 +668,8 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
             }
         }
     }
+    // A stage's ring over two or more groups has an edge from one to another: its floor over
+    // such edges, per stage and ordered pair of groups, and the least of them (`spans`).
     auto& ring = b.cross_ring;
     const bool spread = sp.D >= 2;
     double spans = inf;
