@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include "../plan_checks.hpp"
 #include "../random_pool.hpp"
@@ -43,6 +44,14 @@ void same_lists_as_default(const sailor_options& other, int extra, Tally&& tally
         }
         tally(a, b);
     }
+}
+
+/// same_lists_as_default, summing `count` over the default's results and over `other`'s.
+template <class Count>
+std::pair<std::size_t, std::size_t> same_lists_counting(const sailor_options& other, int extra, Count&& count) {
+    std::pair<std::size_t, std::size_t> n{};
+    same_lists_as_default(other, extra, [&](const plan_result& a, const plan_result& b) { n.first += count(a), n.second += count(b); });
+    return n;
 }
 
 }  // namespace
@@ -143,12 +152,10 @@ TEST_CASE("solves over the real zones queued under their instance's floor: the s
     // The best-first scan queues them (sailor_options::queue_real_zones) and skips those whose
     // floor a later cut-off is below; each solve's answer depends on its instance alone (its
     // own cut-off is the instance's merged plan's value), so the ranked list is the same.
-    std::size_t queued_solves = 0, at_once_solves = 0;
     sailor_options at_once;
     at_once.queue_real_zones = false;
-    same_lists_as_default(at_once, 1, [&](const plan_result& queued, const plan_result& direct) {
-        queued_solves += queued.stats.counter("solves over the real zones"), at_once_solves += direct.stats.counter("solves over the real zones");
-    });
+    const auto [queued_solves, at_once_solves] =
+        same_lists_counting(at_once, 1, [](const plan_result& r) { return r.stats.counter("solves over the real zones"); });
     MESSAGE("solves over the real zones: " << queued_solves << " queued, " << at_once_solves << " at once");
     CHECK(at_once_solves > 0);  // the family has mispriced instances (seed 81: see above)
 }
@@ -156,12 +163,9 @@ TEST_CASE("solves over the real zones queued under their instance's floor: the s
 TEST_CASE("the dive to a first plan: the same plans as the A* order alone") {
     // sailor_options::dive solves instances in the order their floors are tightened until a
     // plan sets a cut-off; every instance is still solved or bounded out, so the list is the same.
-    std::size_t dived_solves = 0, plain_solves = 0;
     sailor_options queued;
     queued.dive = false;
-    same_lists_as_default(queued, 6, [&](const plan_result& dived, const plan_result& plain) {
-        dived_solves += dived.stats.solved, plain_solves += plain.stats.solved;
-    });
+    const auto [dived_solves, plain_solves] = same_lists_counting(queued, 6, [](const plan_result& r) { return r.stats.solved; });
     MESSAGE("instances solved: " << dived_solves << " with the dive, " << plain_solves << " without");
     CHECK(dived_solves != plain_solves);  // the dive changed the order on these pools
 }
@@ -170,12 +174,9 @@ TEST_CASE("zone floors that ask the pruners which groups a stage may span: the s
     // sailor_options::spans_from_pruners drops the zone floor's cases that put a stage over two
     // zone groups where H5 keeps it in one region; those cases have no plan, so the list is the
     // same and fewer nodes are searched.
-    std::size_t asked = 0, spanning = 0;
     sailor_options any_span;
     any_span.spans_from_pruners = false;
-    same_lists_as_default(any_span, 0, [&](const plan_result& a, const plan_result& b) {
-        asked += a.stats.counter("dp states"), spanning += b.stats.counter("dp states");
-    });
+    const auto [asked, spanning] = same_lists_counting(any_span, 0, [](const plan_result& r) { return r.stats.counter("dp states"); });
     MESSAGE("nodes: " << asked << " asking the pruners, " << spanning << " with any case spanning");
     CHECK(asked < spanning);  // the floors rose somewhere in the family
 }
