@@ -73,7 +73,7 @@ void check_floors(const problem& pb, const sailor_domain& d, const Pr& pruners, 
 
 TEST_CASE("zone floor: where H5 keeps each stage in one region no case spans two groups; the floors stay at or below the optimum (issue 15)") {
     // Random pools of three zones over two regions (r1: z0, z1; r2: z2), merged by H6 into two
-    // groups, with extra nodes so that one region alone cannot hold the deeper pipelines.
+    // groups; half of them with an extra node per cell.
     floors_seen h5, free;
     int pools = 0;
     for (unsigned seed = 1; seed <= 200 && pools < 60; ++seed) {
