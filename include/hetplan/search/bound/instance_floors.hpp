@@ -143,9 +143,10 @@ struct instance_bound {
     std::vector<endpoint> group_ends;  ///< scratch: a stage's endpoints by group
     std::vector<double> cross_ring;    ///< scratch: [stage][group][group] ring floors
     /// zone_floor's: per (stage, typing's types) the pairs of groups (bit g x G + h) whose cells
-    /// the pruners keep together in one stage (none_joined: not asked yet), for `joined_cells`.
+    /// the pruners keep together in one stage (none_joined: not asked yet), for `joined_cells`
+    /// and `joined_pruners`.
     std::vector<std::uint64_t> joins;
-    const void* joined_cells = nullptr;
+    const void *joined_cells = nullptr, *joined_pruners = nullptr;
     /// Whether zone_floor asks (set by the caller, kept across instances); false: every pair of
     /// groups may share a stage (benchmarks).
     bool spans_from_pruners = true;
@@ -187,7 +188,7 @@ struct instance_bound {
     /// Forgets the priced transfers (a planner calls it when it starts on a problem).
     void forget_prices() {
         p2p_memo.clear(), boundary_memo.clear(), stage_sync_memo.clear(), p2p_sets.clear(), sync_memo.clear(), replicas.clear();
-        cross_boundary_memo.clear(), cross_sync_memo.clear(), zone_group.clear(), joins.clear(), joined_cells = nullptr;
+        cross_boundary_memo.clear(), cross_sync_memo.clear(), zone_group.clear(), joins.clear(), joined_cells = joined_pruners = nullptr;
         zone_cross_memo.clear(), zone_spread_memo.clear();
         p2p_network = p2p_model = nullptr;
     }
@@ -645,7 +646,7 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     joined.assign(P, all_pairs);
     if constexpr (requires { sp.keeps(0, 0u, std::uint8_t{0}); }) {
         if (b.spans_from_pruners) {
-            if (b.joined_cells != sp.cells) b.joins.clear(), b.joined_cells = sp.cells;
+            if (b.joined_cells != sp.cells || b.joined_pruners != sp.pruners) b.joins.clear(), b.joined_cells = sp.cells, b.joined_pruners = sp.pruners;
             constexpr std::size_t masks = std::size_t{1} << max_types;
             for (std::size_t k = 0; k < P; ++k) {
                 if (b.joins.size() < (k + 1) * masks) b.joins.resize((k + 1) * masks, instance_bound::none_joined);
