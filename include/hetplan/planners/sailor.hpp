@@ -395,7 +395,6 @@ private:
         static const search::tp_level every{};
         boost::hana::tuple<> quiet;  // a bound's own probe: the hooks hear the real instances
         search::build_stage_problem(every_sp_, run.pb(), d.cells, f.partition, f.mbs, D, times, pruners_, every, memory_, quiet);
-        every_sp_.bound.spans_from_pruners = opt_.spans_from_pruners;
         const search::instance_bound& b = every_sp_.bound;
         search::make_instance_bound(every_sp_.bound, every_sp_, solver_.time_model(), pooled_sum, [&](double iteration) {
             return cut && search::value_floor(run.objective(), search::with_slack(b.terms_at(iteration))) > *cut;
@@ -477,7 +476,6 @@ private:
             if (!pruners_.keep(pb, inst, run.hooks())) return {std::nullopt, run.stopping()};
         }
         search::build_stage_problem(sp_, pb, d.cells, f.partition, f.mbs, D, times, pruners_, level, memory_, run.hooks());
-        sp_.bound.spans_from_pruners = opt_.spans_from_pruners;
         sp_.exact_boundaries = opt_.exact_boundaries;
         // Levels that resolve to the same degrees everywhere give the same instance.
         // (Built in a kept buffer, copied only for an instance not seen: most candidates repeat.)
@@ -622,7 +620,6 @@ private:
                                                                                                            schedule_kind::one_f_one_b)}).first;
         boost::hana::tuple<> quiet;  // the hooks heard this instance already
         search::build_stage_problem(real_sp_, pb, real.cells, f.partition, f.mbs, D, times->second.second, pruners_, level, memory_, quiet);
-        real_sp_.bound.spans_from_pruners = opt_.spans_from_pruners;
         real_sp_.exact_boundaries = opt_.exact_boundaries;
         // The floors without the LP of the stage-time sum first, as step() does: building the
         // patterns and the whole bound is what a solve here costs.
@@ -896,6 +893,7 @@ plan_result sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, Typing>::pl
     sp_.forget_problem();  // a new problem: transfers priced and menus built for the last one are stale
     every_sp_.forget_problem();
     real_sp_.forget_problem();
+    sp_.bound.spans_from_pruners = every_sp_.bound.spans_from_pruners = real_sp_.bound.spans_from_pruners = opt_.spans_from_pruners;
     if constexpr (std::is_same_v<Scan, search::best_first>) {
         plan_best_first(run, d);
     } else {

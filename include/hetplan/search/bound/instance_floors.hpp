@@ -637,10 +637,10 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
         if (a == endpoint_sets::none || c == endpoint_sets::none) return price();
         return b.cross_boundary_memo((std::uint64_t{a} << 32) | (std::uint64_t{c} << 8) | (std::uint64_t{from_g} << 7) | g, size.value, price);
     };
-    // Which groups one stage may span: the pruners may keep a stage's replicas apart (H5: in
-    // one region, and H6 makes each region one group), and then no case may put one stage in
-    // two groups (random pool 152's P = 17, D = 14: 1.543 s/iteration with a stage over both
-    // regions, which H5 forbids; its plans take over 1.7).
+    // Which groups one stage may span: the pruners may keep a stage's replicas apart (H5,
+    // Sailor §4.2.1: in one region; H6 makes each region one group), and then no case may put
+    // one stage in two groups (random pool 152's P = 17, D = 14: 1.543 s/iteration with a stage
+    // over both regions, which H5 forbids; its plans take over 1.7).
     const std::uint64_t all_pairs = G * G >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << (G * G)) - 1;
     auto& joined = b.group_scratch_joined;
     joined.assign(P, all_pairs);
