@@ -359,7 +359,7 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
     // Seeds 11-18: the same over two regions with H6's merged cells, where a type missing from
     // a region's first zone gives two cells of the region different first zones (their zone
     // group is the region: zone_floor once gave up on such instances).
-    int zoned = 0, zoned_uneven = 0, zoned_merged = 0, packed = 0, twice = 0, changes = 0;
+    int zoned = 0, zoned_uneven = 0, zoned_merged = 0, packed = 0, twice = 0, changes = 0, spanning = 0;
     for (unsigned seed = 1; seed <= 18; ++seed) {
         const bool uneven = seed > 4, merged = seed > 10;
         const random_world w(seed, merged || (!uneven && seed % 2 == 0), uneven);
@@ -377,7 +377,8 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
         const prune::all pruners{h2_memory_fit<>{}};
         pruners.begin(pb);
         exhaustive_solver<> brute(sim);
-        stage_problem<prune::all<h2_memory_fit<>>> sp;
+        stage_problem<prune::all<h2_memory_fit<>>> sp, pool_wide;  // pool_wide: a stage over two real zones at the pool-wide straggler only
+        pool_wide.bound.spanning_on_zone_cases = false;
         boost::hana::tuple<> no_hooks;
         int compared = 0;
         for (int P = 1; P <= (uneven ? 3 : 2); ++P)
@@ -400,9 +401,14 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
                     if (!best_t) continue;
                     ++compared;
                     CHECK(floors.iteration <= best_t->iteration.value * (1 + 1e-12));
-                    // Where the replicas can sit (zone_floor) raised the floor of some instances.
+                    build_stage_problem(pool_wide, pb, cells, part, mbs, D, times, pruners, tp_level{}, {}, no_hooks);
+                    make_instance_bound(pool_wide.bound, pool_wide, sim.time);
+                    // Where the replicas can sit (zone_floor) raised the floor of some instances
+                    // (without it, the packing floor's case of a stage over two zones is the
+                    // pool-wide one).
                     instance_bound anywhere = sp.bound;
                     anywhere.zoned = 0;
+                    anywhere.packed = pool_wide.bound.packed;
                     if (floors.iteration > anywhere.iteration(sp.per_replica)) ++(shared_zone ? zoned_merged : uneven ? zoned_uneven : zoned);
                     twice += sp.bound.crossed_twice ? 1 : 0;  // (a second crossing's transfers, checked by the floor above)
                     // And how the stages pack into the zones (zone_packing_floor).
@@ -410,6 +416,14 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
                     unpacked.packed = 0;
                     if (floors.iteration > unpacked.iteration(sp.per_replica)) ++packed;
                     changes += sp.bound.zone_changes_raised ? 1 : 0;
+                    // The case of a stage over two real zones in each of zone_floor's cases:
+                    // never below the pool-wide one, and those cases give zone_floor's floor
+                    // back at the stages' own sync floor.
+                    const double wide = instance_floors{}.floor(pb, pool_wide).iteration;
+                    CHECK(floors.iteration >= wide);
+                    if (floors.iteration > wide) ++spanning;
+                    if (sp.bound.zoned > 0 && sp.bound.zoned_per_replica == sp.per_replica)
+                        CHECK(sp.bound.zoned_at(sp.bound.prefix.sync.back()) == sp.bound.zoned);
                     const auto best_c = brute.solve(pb, sp, min_cost{}, {});
                     REQUIRE(best_c);
                     CHECK(floors.usd <= best_c->cost.value * (1 + 1e-12));
@@ -419,13 +433,15 @@ TEST_CASE("instance bound: never above the exhaustive optimum of its instance; i
     }
     MESSAGE("the zone floor raised " << zoned << " floors on two zones, " << zoned_uneven << " on three and " << zoned_merged
                                      << " over merged cells sharing a zone; the packing floor " << packed << "; a second crossing rose in "
-                                     << twice << ", the changes of zone in " << changes);
+                                     << twice << ", the changes of zone in " << changes << "; a stage over two zones in zone_floor's cases "
+                                     << spanning);
     CHECK(zoned_merged > 0);
     CHECK(packed > 0);
     CHECK(zoned > 0);
     CHECK(zoned_uneven > 0);
     CHECK(twice > 0);
     CHECK(changes > 0);
+    CHECK(spanning > 0);
 }
 
 TEST_CASE("zone floor's placement with crossings: the least threshold over every placement of whole stages on the groups") {

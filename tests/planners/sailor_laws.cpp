@@ -181,6 +181,17 @@ TEST_CASE("zone floors that ask the pruners which groups a stage may span: the s
     CHECK(asked < spanning);  // the floors rose somewhere in the family
 }
 
+TEST_CASE("a stage over two real zones in each of the zone floor's cases: the same plans as at the pool-wide straggler") {
+    // sailor_options::spanning_on_zone_cases raises the packing floor's case of a stage whose
+    // replicas sit in two zones of a merged cell (its ring crosses them) to the zone floor's
+    // cases with that ring; a floor of the same plans, so the list is the same.
+    sailor_options pool_wide;
+    pool_wide.spanning_on_zone_cases = false;
+    const auto [cases, wide] = same_lists_counting(pool_wide, 0, [](const plan_result& r) { return r.stats.counter("dp states"); });
+    MESSAGE("nodes: " << cases << " in the zone floor's cases, " << wide << " at the pool-wide straggler");
+    CHECK(cases < wide);  // the floors rose somewhere in the family
+}
+
 TEST_CASE("laws: every documented option combination plans without throwing, and its plans are valid") {
     for (unsigned seed : {2u, 5u}) {
         const law_world w(seed, 0);

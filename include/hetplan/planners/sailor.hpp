@@ -123,6 +123,11 @@ struct sailor_options {
     /// docs/reproduction.md);
     /// off: every case may, as before 2026-12-07 (benchmarks).
     bool spans_from_pruners = true;
+    /// The floor of plans with a stage over two real zones of a merged cell (zone_packing_floor)
+    /// takes its ring across zones in each of the zone floor's cases, not only with the pool-wide
+    /// straggler (random pool 100 in 0.xx the time; docs/reproduction.md);
+    /// off: the pool-wide straggler only, as before stop 73 (benchmarks).
+    bool spanning_on_zone_cases = true;
 };
 
 template <class Sim = simulator<>,
@@ -894,6 +899,7 @@ plan_result sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, Typing>::pl
     every_sp_.forget_problem();
     real_sp_.forget_problem();
     sp_.bound.spans_from_pruners = every_sp_.bound.spans_from_pruners = real_sp_.bound.spans_from_pruners = opt_.spans_from_pruners;
+    sp_.bound.spanning_on_zone_cases = every_sp_.bound.spanning_on_zone_cases = real_sp_.bound.spanning_on_zone_cases = opt_.spanning_on_zone_cases;
     if constexpr (std::is_same_v<Scan, search::best_first>) {
         plan_best_first(run, d);
     } else {

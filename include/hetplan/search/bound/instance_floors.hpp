@@ -69,6 +69,17 @@ struct instance_bound {
     bool crossed_twice = false;
     /// The same from how the stages pack into real zones (zone_packing_floor), at zoned_per_replica.
     double packed = 0;
+    /// zone_floor's cases: each its stage-time sum, straggler and the floor of the all-reduce
+    /// ring it implies (0: none), so that b.zoned = zoned_at(the stages' own sync floor). A case
+    /// with a stage over two real zones takes them at that stage's ring floor across zones
+    /// (zone_packing_floor; `spanning_on_zone_cases`).
+    struct zone_case {
+        double sum, straggler, ring;
+    };
+    std::vector<zone_case> zone_cases;
+    /// Whether zone_packing_floor's case of a stage over two real zones takes zone_floor's cases
+    /// (set by the caller, kept across instances); false: the pool-wide floors only (benchmarks).
+    bool spanning_on_zone_cases = true;
     /// zone_packing_floor's case of every stage in one zone rose by the changes of zone the
     /// stages need (for tests and traces).
     bool zone_changes_raised = false;
@@ -213,6 +224,14 @@ struct instance_bound {
         const std::size_t P = stages.size();
         const double t = one_f_one_b_iteration(std::max(sum, prefix.sum[P]), straggler, per_replica, prefix.sync[P], prefix.update[P]);
         return per_replica == zoned_per_replica ? std::max({t, zoned, packed}) : t;
+    }
+    /// The least of zone_floor's cases with every all-reduce at least `sync` (infinity: none).
+    [[nodiscard]] double zoned_at(double sync) const {
+        const double update = prefix.update.empty() ? 0 : prefix.update.back();
+        double least = std::numeric_limits<double>::infinity();
+        for (const zone_case& c : zone_cases)
+            least = std::min(least, one_f_one_b_iteration(c.sum, c.straggler, zoned_per_replica, std::max(sync, c.ring), update));
+        return least;
     }
     /// Lower bound on USD per iteration (GPU time only; egress is never negative).
     [[nodiscard]] double cost(int per_replica) const { return terms_at(iteration(per_replica)).usd; }
@@ -548,6 +567,7 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
     b.zoned_per_replica = 0;
     b.groups = 0;
     b.crossed_twice = false;
+    b.zone_cases.clear();
     const auto& cells = sp.cells->cells;
     const problem& pb = *sp.pb;
     const std::size_t P = b.stages.size();
@@ -735,7 +755,10 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
                 // group's GPUs) or one does, and its ring crosses.
                 const double total = std::max(sum, with), slowest = std::max(b.straggler, strag);
                 if (placed < inf) b.crossing_cases.push_back({with, slowest});
-                if (spans < inf) least = std::min(least, one_f_one_b_iteration(total, slowest, m, std::max(sync, spans), update));
+                if (spans < inf) {
+                    least = std::min(least, one_f_one_b_iteration(total, slowest, m, std::max(sync, spans), update));
+                    b.zone_cases.push_back({total, slowest, spans});
+                }
             }
     }
     for (std::size_t k = P - 1; k-- > 0;) b.cross_suffix[k] = std::min(b.cross_suffix[k], b.cross_suffix[k + 1]);
@@ -755,16 +778,17 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
             if (S >> g & 1u) parts[q++] = pools[g];
         const double strag = threshold_with(std::span<const std::array<int, max_types>>{parts.data(), static_cast<std::size_t>(n)});
         if (!(strag < inf)) continue;
-        double slowest = sync;
+        double ring_floor = 0;
         if (n >= 2)
             for (std::size_t k = 0; k < P; ++k) {
                 double fastest = inf;
                 for (std::size_t g = 0; g < G; ++g)
                     for (std::size_t h = 0; h < G; ++h)
                         if (g != h && (S >> g & 1u) && (S >> h & 1u)) fastest = std::min(fastest, ring[(k * G + g) * G + h]);
-                if (fastest < inf) slowest = std::max(slowest, fastest);
+                if (fastest < inf) ring_floor = std::max(ring_floor, fastest);
             }
-        least = std::min(least, one_f_one_b_iteration(sum, std::max(b.straggler, strag), m, slowest, update));
+        least = std::min(least, one_f_one_b_iteration(sum, std::max(b.straggler, strag), m, std::max(sync, ring_floor), update));
+        b.zone_cases.push_back({sum, std::max(b.straggler, strag), ring_floor});
     }
     // A crossing where no stage spans two groups: each sits in one, and the stages beside a
     // group change send across (threshold_placed_crossing, from the crossing floors above),
@@ -777,6 +801,13 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
             at = std::min(at, one_f_one_b_iteration(std::max(sum, with + extra), std::max(slowest, v), m, sync, update));
         return at;
     };
+    // Each crossing at threshold v, kept as a case (no ring across groups). A threshold the
+    // searches below return is one no placement of the case goes under, so it stands for the
+    // case at any sync floor, searched out or not.
+    auto keep_case = [&](double v, double extra) {
+        if (v < inf)
+            for (const auto& [with, slowest] : b.crossing_cases) b.zone_cases.push_back({std::max(sum, with + extra), std::max(slowest, v), 0.0});
+    };
     // A threshold is worth testing while its case stays below `under` and is not yet enough for
     // the caller (the least threshold past them still gives a floor: exact where it is not
     // enough, and enough where it is).
@@ -787,9 +818,10 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
         };
     };
     const std::span<const std::array<int, max_types>> held{pools.data(), G};
-    if (const double lowest = placed < inf ? crossing_case(placed, 0) : inf; lowest < least && enough(lowest)) {
-        least = lowest;  // enough at its least threshold: no placement searched
-    } else if (lowest < least) {
+    if (const double lowest = placed < inf ? crossing_case(placed, 0) : inf; !(lowest < least) || enough(lowest)) {
+        least = std::min(least, lowest);  // above the other cases, or enough at its least threshold: no placement searched
+        keep_case(placed, 0);
+    } else {
         placed = threshold_placed_crossing(b, sp, held, std::max(placed, b.straggler), worth_under(least));
         if (placed < inf && second > 0 && second < inf && crossing_case(placed, second) > crossing_case(placed, 0)) {
             // Either the group changes once (its own least threshold, at or above this one)
@@ -799,8 +831,12 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
             const double either = std::min(twice, once < inf ? crossing_case(once, 0) : inf);
             b.crossed_twice = crossing_case(placed, 0) < least && either > crossing_case(placed, 0);
             least = std::min(least, either);
-        } else if (placed < inf)
+            keep_case(placed, second);
+            keep_case(once, 0);
+        } else if (placed < inf) {
             least = std::min(least, crossing_case(placed, 0));  // (inf: no such plan)
+            keep_case(placed, 0);
+        }
     }
     b.zoned = least;
     b.zoned_per_replica = m;
@@ -1005,7 +1041,12 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
         const std::uint32_t id = b.ends_id[k];
         spread = std::min(spread, id == endpoint_sets::none ? price() : b.zone_spread_memo((std::uint64_t{id} << 32) | unsigned(sp.D), size.value, price));
     }
-    const double two_zones = spread < inf ? one_f_one_b_iteration(sum, b.straggler, m, std::max(sync, spread), update) : inf;
+    // Its all-reduce is at least `spread` in each of zone_floor's cases too (where the replicas
+    // sit by zone group, with their crossings): random pool 191's P = 16, D = 12 cannot hold
+    // every stage whole in a zone, and its floor rose from 1.855 (the pool-wide straggler) to
+    // 1.934 s/iteration.
+    double two_zones = spread < inf ? one_f_one_b_iteration(sum, b.straggler, m, std::max(sync, spread), update) : inf;
+    if (spread < inf && b.spanning_on_zone_cases && b.zoned_per_replica == m && b.zoned > 0) two_zones = std::max(two_zones, b.zoned_at(std::max(sync, spread)));
     if (b.zoned_per_replica != m) b.zoned = 0;
     b.packed = std::min(one_zone, two_zones);
     b.zoned_per_replica = m;
