@@ -125,7 +125,8 @@ struct sailor_options {
     bool spans_from_pruners = true;
     /// The floor of plans with a stage over two real zones of a merged cell (zone_packing_floor)
     /// takes its ring across zones in each of the zone floor's cases, not only with the pool-wide
-    /// straggler (random pool 100 in 0.xx the time; docs/reproduction.md);
+    /// straggler (random pools 100 and 54 in 0.83x and 0.87x the time, 191 stops at 10 s with a
+    /// gap of 0.39 % instead of 1.68 %: Catch2, the same plans; docs/reproduction.md);
     /// off: the pool-wide straggler only, as before stop 73 (benchmarks).
     bool spanning_on_zone_cases = true;
 };
