@@ -70,9 +70,9 @@ struct instance_bound {
     /// The same from how the stages pack into real zones (zone_packing_floor), at zoned_per_replica.
     double packed = 0;
     /// zone_floor's cases: each its stage-time sum, straggler and the floor of the all-reduce
-    /// ring it implies (0: none), so that b.zoned = zoned_at(the stages' own sync floor). A case
-    /// with a stage over two real zones takes them at that stage's ring floor across zones
-    /// (zone_packing_floor; `spanning_on_zone_cases`).
+    /// ring it implies (0: none), so that zoned = zoned_at(the stages' own sync floor), and
+    /// zone_packing_floor can take them again with a ring across two real zones
+    /// (`spanning_on_zone_cases`).
     struct zone_case {
         double sum, straggler, ring;
     };
@@ -801,12 +801,13 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
             at = std::min(at, one_f_one_b_iteration(std::max(sum, with + extra), std::max(slowest, v), m, sync, update));
         return at;
     };
-    // Each crossing at threshold v, kept as a case (no ring across groups). A threshold the
+    // crossing_case, its crossings also kept as cases (no ring across groups). A threshold the
     // searches below return is one no placement of the case goes under, so it stands for the
     // case at any sync floor, searched out or not.
     auto keep_case = [&](double v, double extra) {
-        if (v < inf)
-            for (const auto& [with, slowest] : b.crossing_cases) b.zone_cases.push_back({std::max(sum, with + extra), std::max(slowest, v), 0.0});
+        if (!(v < inf)) return inf;  // no such plan
+        for (const auto& [with, slowest] : b.crossing_cases) b.zone_cases.push_back({std::max(sum, with + extra), std::max(slowest, v), 0.0});
+        return crossing_case(v, extra);
     };
     // A threshold is worth testing while its case stays below `under` and is not yet enough for
     // the caller (the least threshold past them still gives a floor: exact where it is not
@@ -826,16 +827,13 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
         if (placed < inf && second > 0 && second < inf && crossing_case(placed, second) > crossing_case(placed, 0)) {
             // Either the group changes once (its own least threshold, at or above this one)
             // or at least twice (this threshold, a second crossing's transfers).
-            const double twice = crossing_case(placed, second), bound = std::min(least, twice);
+            const double twice = keep_case(placed, second), bound = std::min(least, twice);
             const double once = threshold_placed_crossing(b, sp, held, placed, worth_under(bound), true);
-            const double either = std::min(twice, once < inf ? crossing_case(once, 0) : inf);
+            const double either = std::min(twice, keep_case(once, 0));
             b.crossed_twice = crossing_case(placed, 0) < least && either > crossing_case(placed, 0);
             least = std::min(least, either);
-            keep_case(placed, second);
-            keep_case(once, 0);
         } else if (placed < inf) {
-            least = std::min(least, crossing_case(placed, 0));  // (inf: no such plan)
-            keep_case(placed, 0);
+            least = std::min(least, keep_case(placed, 0));  // (inf: no such plan)
         }
     }
     b.zoned = least;
