@@ -121,7 +121,7 @@ struct sailor_options {
     /// region one group, so no case of a floor puts a stage over two (random pool 152 in 0.51x
     /// the time; pool 100 finishes in 2.1 s where it stopped at 10 s: Catch2, the same plans;
     /// docs/reproduction.md);
-    /// off: every case may, as before 2026-12-07 (benchmarks).
+    /// off: every case may, as before stop 72 (benchmarks).
     bool spans_from_pruners = true;
     /// The floor of plans with a stage over two real zones of a merged cell (zone_packing_floor)
     /// takes its ring across zones in each of the zone floor's cases, not only with the pool-wide
