@@ -307,15 +307,19 @@ private:
             return std::tie(a.round, a.floor, a.seq, a.level, a.real) > std::tie(b.round, b.floor, b.seq, b.level, b.real);
         };
         std::make_heap(heap.begin(), heap.end(), later);
-        // What a stop leaves open: the queue, and the instance in hand (`open`). Its least floor
-        // bounds every value the search would still offer (plan_result::bound).
-        auto prove = [&](double open) {
+        const std::vector<search::tp_level> levels = typing_.levels(d.tps);
+        // What a stop leaves open: the queue, and the instance in hand. Its least floor bounds
+        // every value the search would still offer (plan_result::bound); the note names the
+        // instance it belongs to, so that a caller sees what a longer search would solve next.
+        auto prove = [&](const floored_degree* in_hand) {
             if constexpr (!std::is_same_v<Bound, search::no_bound>) {  // its floors are 0: it proves nothing
-                for (const floored_degree& c : heap) open = std::min(open, c.floor);
-                run.prove(open);
+                const floored_degree* least = in_hand;
+                for (const floored_degree& c : heap)
+                    if (!least || c.floor < least->floor) least = &c;
+                if (!least) return run.prove(std::numeric_limits<double>::infinity());
+                run.prove(least->floor, describe_open(pb, d, *least, levels));
             }
         };
-        const std::vector<search::tp_level> levels = typing_.levels(d.tps);
         while (!heap.empty() && !run.stopping()) {
             std::pop_heap(heap.begin(), heap.end(), later);
             floored_degree c = heap.back();
@@ -324,7 +328,7 @@ private:
             const auto& [f, times] = families_[c.family];
             if (c.real) {
                 solve_over_real_zones(run, f, c.D, levels[c.level], c.merged);
-                if (run.stopping()) return prove(c.floor);
+                if (run.stopping()) return prove(&c);
                 continue;
             }
             if (!c.tight) {
@@ -344,7 +348,7 @@ private:
             const std::size_t from = c.level == all_levels ? 0 : c.level, to = c.level == all_levels ? levels.size() : c.level + std::size_t{1};
             for (std::size_t l = from; l < to; ++l) {
                 real_due_.reset();
-                if (step(run, d, f, times, levels[l], c.D, effort_for(c.round), c.round > 0).stop) return prove(c.floor);
+                if (step(run, d, f, times, levels[l], c.D, effort_for(c.round), c.round > 0).stop) return prove(&c);
                 // Its solve over the real zones waits in the queue under the level's own floor
                 // (which holds there too), so a cut-off that has dropped below it by then skips
                 // it: random pools 0-199 ran 1,373 such solves, most under floors above the
@@ -367,7 +371,27 @@ private:
                 }
             }
         }
-        prove(std::numeric_limits<double>::infinity());
+        prove(nullptr);
+    }
+
+    /// An instance left in plan_best_first's queue, for the note of a stopped search: its
+    /// (P, mbs, D), which TP levels, and how far it got.
+    template <class Queued>  // floored_degree, declared below
+    [[nodiscard]] std::string describe_open(const problem& pb, const search::sailor_domain& d, const Queued& c,
+                                            const std::vector<search::tp_level>& levels) const {
+        const search::sailor_family& f = families_[c.family].family;
+        std::string s = "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(c.D);
+        if (c.level == all_levels) {
+            s += levels.size() > 1 ? ", every TP level" : "";
+        } else if (levels[c.level]) {
+            s += ", TP levels";
+            for (std::size_t t = 0; t < d.cells.types.size(); ++t)
+                s += (t ? ", " : " ") + std::string(pb.hw.gpu(d.cells.types[t]).name()) + " " + std::to_string((*levels[c.level])[t]);
+        }
+        if (c.real) s += ", its solve over the real zones";
+        else if (c.round > 0) s += ", after " + std::to_string(c.round) + (c.round == 1 ? " solve" : " solves") + " that ran out of nodes";
+        else s += ", not yet solved";
+        return s;
     }
 
     /// Search nodes a solve may take in round r of plan_best_first: sailor_options::effort,

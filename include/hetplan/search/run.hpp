@@ -57,8 +57,9 @@ public:
     void halt() { stopped_ = true; }
     /// A branch-and-bound planner's proof: nothing its search would still offer, were it not
     /// stopped, has a value below `open` (+inf: nothing is left open). finish() reports the
-    /// lesser of it and the best value as plan_result::bound.
-    void prove(double open) { open_ = open; }
+    /// lesser of it and the best value as plan_result::bound; where `open` is that bound, a
+    /// stopped run's note names `held_by`, the candidate whose floor it is.
+    void prove(double open, std::string held_by = {}) { open_ = open, held_by_ = std::move(held_by); }
 
     /// The limits to hand a solver: the cut-off, and the stop condition.
     [[nodiscard]] solve_limits limits() const { return {cutoff().value_or(std::numeric_limits<double>::infinity()), &stop_}; }
@@ -183,6 +184,7 @@ public:
             std::snprintf(buf, sizeof buf, "%s%.3g %% of what the finished search returns: no plan it returns is below %.6g %s", gap_note, 100 * *g,
                           *out.bound, unit_of(o_));
             out.notes.emplace_back(buf);
+            if (!held_by_.empty() && open_ && *open_ == *out.bound) out.notes.back() += " (the least floor left open, " + held_by_ + ")";
         }
         out.elapsed = seconds{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count()};
         return out;
@@ -230,6 +232,7 @@ private:
     int closest_gpus_ = std::numeric_limits<int>::max();                  ///< smallest refused plan
     bool stopped_ = false;
     std::optional<double> open_;  ///< prove()'s floor of what the search left open
+    std::string held_by_;         ///< and whose floor it is
 };
 
 /// Runs `search()`; a missing link ends the search with a note naming both endpoints and the
