@@ -321,6 +321,18 @@ TEST_CASE("Sailor planner: a stage over two real zones in each of the zone floor
     against_default(sailor_planner<>(pool_wide), {100, 54, 191}, "in the zone floor's cases", "at the pool-wide straggler");
 }
 
+TEST_CASE("Sailor planner: every stage in one zone with the stages shared out among the zones, and by the classes' counts (random pools; issue 15)") {
+    // The packing floor's case of every stage whole in one real zone counts each class of
+    // stages on every zone alone; where that leaves the case at or below the other floors, the
+    // default (sailor_options::share_out_zones) also places the stages on the zones together
+    // (threshold_placed). Pool 100's P = 12, D = 16: 12 stages of 16 replicas pack by classes
+    // but its three zones hold 3, 3 and 5 of them whole; 54 and 135 for the cost elsewhere. The
+    // same plans. Run with --benchmark-samples 3.
+    sailor_options by_class;
+    by_class.share_out_zones = false;
+    against_default(sailor_planner<>(by_class), {100, 54, 135}, "shared out", "by the classes' counts");
+}
+
 TEST_CASE("Sailor planner: solves over the real zones queued under their floors, and at once (random pools; issue 15)") {
     // The default planner (sailor_options::queue_real_zones) against one that solves each
     // mispriced instance over the real zones as soon as its merged solve ends: the same plans.

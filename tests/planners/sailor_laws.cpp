@@ -30,11 +30,12 @@ plan_result fastest(P planner, const problem& pb, std::optional<double> budget) 
 
 constexpr double tie = 1e-3;  // the ranked list's tie band (search::tie_tolerance)
 
-/// The default planner against one with `other` options on law worlds 74-89 (with `extra` GPUs
-/// per type and zone): the same plans at the same values; `tally(default's, other's)` hears each.
+/// The default planner against one with `other` options on law worlds `first`-`last` (with
+/// `extra` GPUs per type and zone): the same plans at the same values; `tally(default's,
+/// other's)` hears each.
 template <class Tally>
-void same_lists_as_default(const sailor_options& other, int extra, Tally&& tally) {
-    for (unsigned seed = 74; seed <= 89; ++seed) {
+void same_lists_as_default(const sailor_options& other, int extra, Tally&& tally, unsigned first = 74, unsigned last = 89) {
+    for (unsigned seed = first; seed <= last; ++seed) {
         CAPTURE(seed);
         const law_world w(seed, extra);
         const auto a = fastest(sailor_planner<>(), w.pb(), std::nullopt), b = fastest(sailor_planner<>(other), w.pb(), std::nullopt);
@@ -49,16 +50,18 @@ void same_lists_as_default(const sailor_options& other, int extra, Tally&& tally
 
 /// same_lists_as_default, summing `count` over the default's results and over `other`'s.
 template <class Count>
-std::pair<std::size_t, std::size_t> same_lists_counting(const sailor_options& other, int extra, Count&& count) {
+std::pair<std::size_t, std::size_t> same_lists_counting(const sailor_options& other, int extra, Count&& count, unsigned first = 74,
+                                                        unsigned last = 89) {
     std::pair<std::size_t, std::size_t> n{};
-    same_lists_as_default(other, extra, [&](const plan_result& a, const plan_result& b) { n.first += count(a), n.second += count(b); });
+    same_lists_as_default(other, extra, [&](const plan_result& a, const plan_result& b) { n.first += count(a), n.second += count(b); }, first, last);
     return n;
 }
 
 /// same_lists_as_default for floors `other` leaves lower: the same lists, and the default
 /// searches fewer nodes over the family (its floors rose somewhere).
-void same_plans_fewer_nodes(const sailor_options& other, const std::string& with, const std::string& without) {
-    const auto [raised, lower] = same_lists_counting(other, 0, [](const plan_result& r) { return r.stats.counter("dp states"); });
+void same_plans_fewer_nodes(const sailor_options& other, const std::string& with, const std::string& without, unsigned first = 74,
+                            unsigned last = 89) {
+    const auto [raised, lower] = same_lists_counting(other, 0, [](const plan_result& r) { return r.stats.counter("dp states"); }, first, last);
     MESSAGE("nodes: " << raised << " " << with << ", " << lower << " " << without);
     CHECK(raised < lower);
 }
@@ -195,6 +198,16 @@ TEST_CASE("a stage over two real zones in each of the zone floor's cases: the sa
     sailor_options pool_wide;
     pool_wide.spanning_on_zone_cases = false;
     same_plans_fewer_nodes(pool_wide, "in the zone floor's cases", "at the pool-wide straggler");
+}
+
+TEST_CASE("every stage in one zone with the stages shared out among the zones: the same plans as by the classes' counts") {
+    // sailor_options::share_out_zones raises the packing floor's case of every stage whole in
+    // one real zone where each class of stages, counted on every zone alone, packs but the
+    // zones cannot serve them all at once; a floor of the same plans, so the list is the same.
+    // Law worlds 1-32: 74-89 have no such instance (the same nodes); 7, 21 and 32 do.
+    sailor_options by_class;
+    by_class.share_out_zones = false;
+    same_plans_fewer_nodes(by_class, "shared out", "by the classes' counts", 1, 32);
 }
 
 TEST_CASE("laws: every documented option combination plans without throwing, and its plans are valid") {

@@ -129,6 +129,11 @@ struct sailor_options {
     /// gap of 0.39 % instead of 1.68 %: Catch2, the same plans; docs/reproduction.md);
     /// off: the pool-wide straggler only, as before stop 73 (benchmarks).
     bool spanning_on_zone_cases = true;
+    /// The floor of plans with every stage in one real zone (zone_packing_floor) shares the
+    /// stages out among the zones, each serving its own from its GPUs, instead of counting each
+    /// class of stages on every zone alone (measured in docs/reproduction.md, stop 74);
+    /// off: the class counts only, as before stop 74 (benchmarks).
+    bool share_out_zones = true;
 };
 
 template <class Sim = simulator<>,
@@ -925,6 +930,7 @@ plan_result sailor_planner<Sim, Pruners, Solver, Bound, Scan, Zones, Typing>::pl
     real_sp_.forget_problem();
     sp_.bound.spans_from_pruners = every_sp_.bound.spans_from_pruners = real_sp_.bound.spans_from_pruners = opt_.spans_from_pruners;
     sp_.bound.spanning_on_zone_cases = every_sp_.bound.spanning_on_zone_cases = real_sp_.bound.spanning_on_zone_cases = opt_.spanning_on_zone_cases;
+    sp_.bound.share_out_zones = every_sp_.bound.share_out_zones = real_sp_.bound.share_out_zones = opt_.share_out_zones;
     if constexpr (std::is_same_v<Scan, search::best_first>) {
         plan_best_first(run, d);
     } else {

@@ -80,6 +80,14 @@ struct instance_bound {
     /// Whether zone_packing_floor's case of a stage over two real zones takes zone_floor's cases
     /// (set by the caller, kept across instances); false: the pool-wide floors only (benchmarks).
     bool spanning_on_zone_cases = true;
+    /// Whether zone_packing_floor's case of every stage in one zone, where its class counts
+    /// leave it at or below the other floors, also asks that the stages be shared out among the
+    /// zones, each serving its own from its GPUs (set by the caller, kept across instances);
+    /// false: the class counts only (benchmarks).
+    bool share_out_zones = true;
+    /// That share-out raised the case's straggler threshold in the last instance (for tests
+    /// and traces).
+    bool zones_shared_out = false;
     /// zone_packing_floor's case of every stage in one zone rose by the changes of zone the
     /// stages need (for tests and traces).
     bool zone_changes_raised = false;
@@ -852,13 +860,17 @@ void zone_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p,
 /// P - u stages at their options and u at their crossing options can be served from the pool
 /// (fractional_assignment_fits); the pipeline's u - 1 changes of zone add their transfers to the
 /// stage-time sum (and a higher threshold may need fewer zones). The floor, b.packed, is the
-/// lesser of the two cases.
-template <class SP, class Time, class P2P>
-void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p, const std::array<int, max_types>& cap) {
+/// lesser of the two cases. `threshold_placed(parts)` (make_instance_bound's): the least
+/// straggler threshold at which every stage, whole in one of the parts, is served by its part's
+/// GPUs (infinity: none).
+template <class SP, class Time, class P2P, class Placed>
+void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P2P& p2p, const std::array<int, max_types>& cap,
+                        const Placed& threshold_placed) {
     constexpr double inf = std::numeric_limits<double>::infinity();
     constexpr std::size_t most_zones = 16;
     const problem& pb = *sp.pb;
     const std::size_t P = b.stages.size(), T = sp.cells->types.size();
+    b.zones_shared_out = false;
     if (!b.feasible()) return;
     // GPUs per type in each real zone the cells hold (numbered in order of appearance).
     std::array<zone_id, most_zones> zones_held{};
@@ -988,7 +1000,7 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
     // packs(v) is a necessary condition for a plan of straggler v or less with every stage in
     // one zone, so it holds at every threshold from such a plan's straggler on (below it, not
     // always monotone: classes merge as v grows); the search never lands above that straggler.
-    const auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !packs(v); });
+    auto it = std::partition_point(thresholds.begin(), thresholds.end(), [&](double v) { return !packs(v); });
     const int m = sp.per_replica;
     const double sum = std::max(b.sum, b.prefix.sum[P]), sync = b.prefix.sync[P], update = b.prefix.update[P];
     const double now = std::max(one_f_one_b_iteration(sum, b.straggler, m, sync, update), b.zoned_per_replica == m ? b.zoned : 0.0);
@@ -1009,14 +1021,34 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
     // A plan's straggler s has the options of the threshold at or below it, so its zones are
     // at least that threshold's u: the least over thresholds from the first that packs, each
     // with its u, while a higher straggler alone could still be below.
-    double one_zone = inf;
-    for (auto t = it; t != thresholds.end() && one_f_one_b_iteration(sum, *t, m, sync, update) < one_zone; ++t) {
-        const std::size_t u = zones_needed(*t);
-        if (u == 0) continue;  // no plan has its straggler here (never at the first: it packs)
-        one_zone = std::min(one_zone, over(u, *t));
-        if (u < 2) break;
+    // `whole`: no plan of the case has its straggler below it.
+    auto least_over = [&](double whole) {
+        double least = inf;
+        for (auto t = it; t != thresholds.end() && one_f_one_b_iteration(sum, std::max(*t, whole), m, sync, update) < least; ++t) {
+            const std::size_t u = zones_needed(*t);
+            if (u == 0) continue;  // no plan has its straggler here (never at the first: it packs)
+            least = std::min(least, over(u, std::max(*t, whole)));
+            if (u < 2) break;
+        }
+        return least;
+    };
+    double whole = 0, one_zone = least_over(whole);
+    // The classes count on each zone alone, so two classes may count on one zone's GPUs: where
+    // that leaves the case at or below the other floors, the stages are also shared out among
+    // the zones, each whole in one and served by its zone's GPUs (threshold_placed, as
+    // zone_floor places them on its groups: random pool 100's P = 12, D = 16 packs 12 stages of
+    // 16 replicas by classes, but its three zones hold 3, 3 and 5 of them whole at its cut-off's
+    // straggler).
+    if (b.share_out_zones && one_zone <= now && it != thresholds.end()) {
+        const double placed = threshold_placed(std::span<const std::array<int, max_types>>{zcap.data(), Z});
+        if (placed > *it) {
+            b.zones_shared_out = true, whole = placed;
+            // From the threshold whose options a plan of straggler `whole` has, at `whole` at least.
+            it = std::prev(std::upper_bound(it, thresholds.end(), whole));
+            one_zone = whole < inf ? least_over(whole) : inf;
+        }
     }
-    b.zone_changes_raised = it != thresholds.end() && one_zone > one_f_one_b_iteration(sum, *it, m, sync, update);
+    b.zone_changes_raised = it != thresholds.end() && whole < inf && one_zone > one_f_one_b_iteration(sum, std::max(*it, whole), m, sync, update);
     if (one_zone <= now) return;
     // Some stage's replicas in two zones: its ring has an edge from the lower zone to another.
     double spread = inf;
@@ -1325,7 +1357,7 @@ void make_instance_bound(instance_bound& b, const SP& sp, const Time& tm, bool p
         return at == thresholds.end() ? inf : *at;
     };
     zone_floor(b, sp, tm, p2p, threshold_with, threshold_placed, enough);
-    zone_packing_floor(b, sp, tm, p2p, cap);
+    zone_packing_floor(b, sp, tm, p2p, cap, threshold_placed);
 }
 
 
