@@ -323,7 +323,7 @@ private:
                 for (const floored_degree& c : heap)
                     if (!least || c.floor < least->floor) least = &c;
                 if (!least) return run.prove(std::numeric_limits<double>::infinity());
-                run.prove(least->floor, describe_open(pb, d, *least, levels));
+                run.prove(least->floor, describe_open(pb, d, *least, levels, least == in_hand));
             }
         };
         while (!heap.empty() && !run.stopping()) {
@@ -380,11 +380,11 @@ private:
         prove(nullptr);
     }
 
-    /// An instance left in plan_best_first's queue, for the note of a stopped search: its
-    /// (P, mbs, D), which TP levels, and how far it got.
+    /// An instance plan_best_first left open, for the note of a stopped search: its (P, mbs,
+    /// D), which TP levels, and how far it got (`in_hand`: the one it was on when it stopped).
     template <class Queued>  // floored_degree, declared below
     [[nodiscard]] std::string describe_open(const problem& pb, const search::sailor_domain& d, const Queued& c,
-                                            const std::vector<search::tp_level>& levels) const {
+                                            const std::vector<search::tp_level>& levels, bool in_hand) const {
         const search::sailor_family& f = families_[c.family].family;
         std::string s = "P=" + std::to_string(f.P) + " mbs=" + std::to_string(f.mbs) + " D=" + std::to_string(c.D);
         if (c.level == all_levels) {
@@ -395,8 +395,9 @@ private:
                 s += (t ? ", " : " ") + std::string(pb.hw.gpu(d.cells.types[t]).name()) + " " + std::to_string((*levels[c.level])[t]);
         }
         if (c.real) s += ", its solve over the real zones";
-        else if (c.round > 0) s += ", after " + std::to_string(c.round) + (c.round == 1 ? " solve" : " solves") + " that ran out of nodes";
-        else s += ", not yet solved";
+        if (in_hand) s += c.real ? ", under way" : ", being solved";
+        if (!c.real && c.round > 0) s += std::string(in_hand ? " " : ", ") + "after " + std::to_string(c.round) + (c.round == 1 ? " solve" : " solves") + " that ran out of nodes";
+        else if (!c.real && !in_hand) s += ", not yet solved";
         return s;
     }
 
