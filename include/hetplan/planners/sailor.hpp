@@ -394,11 +394,10 @@ private:
             for (std::size_t t = 0; t < d.cells.types.size(); ++t)
                 s += (t ? ", " : " ") + std::string(pb.hw.gpu(d.cells.types[t]).name()) + " " + std::to_string((*levels[c.level])[t]);
         }
-        if (c.real) s += ", its solve over the real zones";
-        if (in_hand) s += c.real ? ", under way" : ", being solved";
-        if (!c.real && c.round > 0) s += std::string(in_hand ? " " : ", ") + "after " + std::to_string(c.round) + (c.round == 1 ? " solve" : " solves") + " that ran out of nodes";
-        else if (!c.real && !in_hand) s += ", not yet solved";
-        return s;
+        if (c.real) return s + ", its solve over the real zones" + (in_hand ? ", under way" : "");
+        if (in_hand) s += ", being solved";
+        if (c.round > 0) return s + (in_hand ? " after " : ", after ") + std::to_string(c.round) + (c.round == 1 ? " solve" : " solves") + " that ran out of nodes";
+        return in_hand ? s : s + ", not yet solved";
     }
 
     /// Search nodes a solve may take in round r of plan_best_first: sailor_options::effort,

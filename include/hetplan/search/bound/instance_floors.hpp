@@ -1045,7 +1045,7 @@ void zone_packing_floor(instance_bound& b, const SP& sp, const Time& tm, const P
             b.zones_shared_out = true, whole = placed;
             // From the threshold whose options a plan of straggler `whole` has, at `whole` at least.
             it = std::prev(std::upper_bound(it, thresholds.end(), whole));
-            one_zone = whole < inf ? least_over(whole) : inf;
+            one_zone = least_over(whole);  // (infinity where `whole` is)
         }
     }
     b.zone_changes_raised = it != thresholds.end() && whole < inf && one_zone > one_f_one_b_iteration(sum, std::max(*it, whole), m, sync, update);
